@@ -1,0 +1,120 @@
+package partitions
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// ErrInvalid is wrapped by every error about a malformed topic name,
+// partition ID, partition string or topic data.
+var ErrInvalid = errors.New("partitions: invalid")
+
+// MaxTopicLen is the longest topic name accepted, in bytes; Kafka's limit.
+const MaxTopicLen = 249
+
+// Partition names one partition of one topic. The zero value is not a valid
+// partition. Partitions are ordered by topic, then numerically by ID (see
+// [Compare]), so "t:2" comes before "t:10".
+type Partition struct {
+	Topic string
+	ID    int32
+}
+
+// String returns "topic:id".
+func (p Partition) String() string {
+	return p.Topic + ":" + strconv.FormatInt(int64(p.ID), 10)
+}
+
+// Compare orders partitions by topic, then numerically by ID. It returns
+// -1, 0 or +1.
+func Compare(a, b Partition) int {
+	if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
+}
+
+// Sort sorts ps in [Compare] order.
+func Sort(ps []Partition) { slices.SortFunc(ps, Compare) }
+
+// Parse reads "topic:id" as written by [Partition.String]. The topic is
+// everything before the last colon and must pass [ValidateTopic]; the ID
+// is a non-negative decimal int32 without sign or leading zeros.
+func Parse(s string) (Partition, error) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return Partition{}, fmt.Errorf("%w partition %q: want topic:id", ErrInvalid, s)
+	}
+	topic, digits := s[:i], s[i+1:]
+	if err := ValidateTopic(topic); err != nil {
+		return Partition{}, fmt.Errorf("partition %q: %w", s, err)
+	}
+	id, err := parseID(digits)
+	if err != nil {
+		return Partition{}, fmt.Errorf("partition %q: %w", s, err)
+	}
+	return Partition{Topic: topic, ID: id}, nil
+}
+
+// parseID reads a non-negative decimal int32 with no sign and no leading
+// zeros.
+func parseID(s string) (int32, error) {
+	if s == "" || (len(s) > 1 && s[0] == '0') {
+		return 0, fmt.Errorf("%w partition id %q", ErrInvalid, s)
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, fmt.Errorf("%w partition id %q", ErrInvalid, s)
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("%w partition id %q: out of range", ErrInvalid, s)
+	}
+	return int32(n), nil
+}
+
+// ValidateTopic checks that name can be a topic: a ZooKeeper node name of
+// 1 to [MaxTopicLen] bytes of valid UTF-8, without '/', without control or
+// other invisible characters, and not "." or "..".
+func ValidateTopic(name string) error {
+	if err := ValidateName(name); err != nil {
+		return fmt.Errorf("topic: %w", err)
+	}
+	if len(name) > MaxTopicLen {
+		return fmt.Errorf("%w topic %q: longer than %d bytes", ErrInvalid, name, MaxTopicLen)
+	}
+	return nil
+}
+
+// ValidateName checks that name can be one ZooKeeper node name: not empty,
+// valid UTF-8, without '/', made of printable characters only (no control,
+// format, private-use or unassigned characters, none of U+FFF0 to U+FFFF:
+// ZooKeeper rejects some and the rest would hide in logs), and not "." or
+// "..". Groups, members and topics all obey it.
+func ValidateName(name string) error {
+	switch name {
+	case "":
+		return fmt.Errorf("%w name: empty", ErrInvalid)
+	case ".", "..":
+		return fmt.Errorf("%w name %q: reserved", ErrInvalid, name)
+	}
+	if !utf8.ValidString(name) {
+		return fmt.Errorf("%w name %q: not valid UTF-8", ErrInvalid, name)
+	}
+	for _, r := range name {
+		switch {
+		case r == '/':
+			return fmt.Errorf("%w name %q: contains '/'", ErrInvalid, name)
+		case !unicode.IsPrint(r) || r >= 0xFFF0 && r <= 0xFFFF:
+			return fmt.Errorf("%w name %q: contains control or invisible character %U", ErrInvalid, name, r)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package partitions
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// EncodeIDs writes sorted, distinct, non-negative IDs as compact ranges:
+// [0 1 2 3 7 9 10] becomes "0-3,7,9-10". It is the data of a topic's
+// znode. The result for no IDs is "".
+func EncodeIDs(ids []int32) []byte {
+	var b []byte
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
+			j++
+		}
+		if len(b) > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(ids[i]), 10)
+		if j > i {
+			b = append(b, '-')
+			b = strconv.AppendInt(b, int64(ids[j]), 10)
+		}
+		i = j + 1
+	}
+	return b
+}
+
+// DecodeIDs reads what [EncodeIDs] writes and returns the IDs sorted and
+// distinct. Ranges must be ascending and must not touch or overlap, so that
+// every set has exactly one encoding; anything else is an [ErrInvalid]
+// error naming the bad piece.
+func DecodeIDs(data []byte) ([]int32, error) {
+	s := string(data)
+	if s == "" {
+		return nil, nil
+	}
+	var ids []int32
+	next := int64(0) // the smallest ID the next piece may start at
+	for piece := range strings.SplitSeq(s, ",") {
+		lo, hi, err := parseRange(piece)
+		if err != nil {
+			return nil, err
+		}
+		if int64(lo) < next {
+			return nil, fmt.Errorf("%w id ranges: %q is out of order or overlaps the one before", ErrInvalid, piece)
+		}
+		for id := int64(lo); id <= int64(hi); id++ {
+			ids = append(ids, int32(id))
+		}
+		next = int64(hi) + 2 // a gap of at least one: adjacent ranges must be merged
+	}
+	return ids, nil
+}
+
+func parseRange(piece string) (lo, hi int32, err error) {
+	a, b, isRange := strings.Cut(piece, "-")
+	if lo, err = parseID(a); err != nil {
+		return 0, 0, fmt.Errorf("id ranges: %w", err)
+	}
+	if !isRange {
+		return lo, lo, nil
+	}
+	if hi, err = parseID(b); err != nil {
+		return 0, 0, fmt.Errorf("id ranges: %w", err)
+	}
+	if hi <= lo {
+		return 0, 0, fmt.Errorf("%w id ranges: %q is not ascending", ErrInvalid, piece)
+	}
+	return lo, hi, nil
+}
+
+// NormalizeIDs returns ids sorted with duplicates removed; it rejects
+// negative IDs. The input is not modified.
+func NormalizeIDs(ids []int32) ([]int32, error) {
+	out := slices.Clone(ids)
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if len(out) > 0 && out[0] < 0 {
+		return nil, fmt.Errorf("%w partition id %d: negative", ErrInvalid, out[0])
+	}
+	return out, nil
+}
+
+// Union returns the sorted union of two sorted, distinct ID lists.
+func Union(a, b []int32) []int32 {
+	out := make([]int32, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			out = append(out, a[i])
+			i++
+		case a[i] > b[j]:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i, j = i+1, j+1
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
+}
+
+// Subtract returns the sorted IDs of a that are not in b; both must be
+// sorted and distinct.
+func Subtract(a, b []int32) []int32 {
+	out := make([]int32, 0, len(a))
+	j := 0
+	for _, id := range a {
+		for j < len(b) && b[j] < id {
+			j++
+		}
+		if j < len(b) && b[j] == id {
+			continue
+		}
+		out = append(out, id)
+	}
+	return out
+}

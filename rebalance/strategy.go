@@ -1,0 +1,143 @@
+package rebalance
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/zkalloc/zkalloc/partitions"
+)
+
+// Strategy decides which member owns which partition. Every member runs
+// the same Strategy on the same inputs and keeps its own share, so Assign
+// must be a pure, deterministic function of its arguments: no randomness,
+// no clock, no map iteration order, no state kept between calls.
+//
+// Assign receives the members sorted and distinct and the partitions
+// sorted by [partitions.Compare] and distinct, and must not modify either.
+// It returns every member as a key (an empty or nil slice is fine) and
+// every partition under exactly one member. Output that breaks these
+// rules, an error or a panic keeps the previous assignment in force and
+// is reported; see [Compute].
+type Strategy interface {
+	// Name identifies the strategy in logs and Update reasons.
+	Name() string
+	Assign(members []string, parts []partitions.Partition) (map[string][]partitions.Partition, error)
+}
+
+// ErrInvalidAssignment is wrapped by [Compute] when a strategy's result
+// breaks the rules of [Strategy].
+var ErrInvalidAssignment = errors.New("rebalance: invalid assignment")
+
+// ErrStrategy is wrapped by [Compute] when a strategy returns an error or
+// panics.
+var ErrStrategy = errors.New("rebalance: strategy failed")
+
+// builtin marks the strategies of this package, which are known not to
+// modify their inputs, so [Compute] need not copy them.
+type builtin interface{ builtin() }
+
+// Compute runs s on members and parts, which must be sorted and distinct,
+// and returns its validated result with each member's partitions sorted.
+// A panic in s is recovered and returned as an error wrapping
+// [ErrStrategy]; a result that gives a partition to no member or to two,
+// names an unknown member, leaves out a member or invents a partition is
+// an error wrapping [ErrInvalidAssignment]. Inputs handed to a strategy
+// that is not one of this package's are copies, so it cannot corrupt the
+// caller's view.
+//
+// Compute is safe for concurrent use if s is.
+func Compute(s Strategy, members []string, parts []partitions.Partition) (result map[string][]partitions.Partition, err error) {
+	if _, ok := s.(builtin); !ok {
+		members, parts = slices.Clone(members), slices.Clone(parts)
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			result, err = nil, fmt.Errorf("%w: %s panicked: %v", ErrStrategy, s.Name(), v)
+		}
+	}()
+	got, err := s.Assign(members, parts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrStrategy, s.Name(), err)
+	}
+	if err := validate(members, parts, got); err != nil {
+		return nil, fmt.Errorf("%w from %s: %w", ErrInvalidAssignment, s.Name(), err)
+	}
+	for m, ps := range got {
+		if !slices.IsSortedFunc(ps, partitions.Compare) {
+			ps = slices.Clone(ps)
+			partitions.Sort(ps)
+			got[m] = ps
+		}
+	}
+	return got, nil
+}
+
+// validate checks that assignment holds exactly the given members and
+// gives each of parts to exactly one of them. It runs in
+// O(P log(P/T)) without hashing partitions, which matters at a million
+// partitions.
+func validate(members []string, parts []partitions.Partition, assignment map[string][]partitions.Partition) error {
+	for m := range assignment {
+		if _, found := slices.BinarySearch(members, m); !found {
+			return fmt.Errorf("unknown member %q", m)
+		}
+	}
+	if len(assignment) != len(members) {
+		for _, m := range members {
+			if _, ok := assignment[m]; !ok {
+				return fmt.Errorf("member %q left out", m)
+			}
+		}
+	}
+	idx := newIndex(parts)
+	owner := make([]int32, len(parts)) // index into members, plus one; 0 means unowned
+	for mi, m := range members {
+		for _, p := range assignment[m] {
+			i, ok := idx.find(p)
+			if !ok {
+				return fmt.Errorf("member %q got unknown partition %s", m, p)
+			}
+			if owner[i] != 0 {
+				return fmt.Errorf("partition %s given to both %q and %q", p, members[owner[i]-1], m)
+			}
+			owner[i] = int32(mi + 1)
+		}
+	}
+	for i, o := range owner {
+		if o == 0 {
+			return fmt.Errorf("partition %s given to no member", parts[i])
+		}
+	}
+	return nil
+}
+
+// index finds a partition's position in a sorted partition list.
+type index struct {
+	parts  []partitions.Partition
+	topics []string // distinct topics, sorted
+	starts []int    // starts[i]: position of topics[i]'s first partition; one extra entry at the end
+}
+
+func newIndex(parts []partitions.Partition) index {
+	ix := index{parts: parts}
+	for i, p := range parts {
+		if i == 0 || p.Topic != parts[i-1].Topic {
+			ix.topics = append(ix.topics, p.Topic)
+			ix.starts = append(ix.starts, i)
+		}
+	}
+	ix.starts = append(ix.starts, len(parts))
+	return ix
+}
+
+func (ix index) find(p partitions.Partition) (int, bool) {
+	t, found := slices.BinarySearch(ix.topics, p.Topic)
+	if !found {
+		return 0, false
+	}
+	lo, hi := ix.starts[t], ix.starts[t+1]
+	i := lo + sort.Search(hi-lo, func(k int) bool { return ix.parts[lo+k].ID >= p.ID })
+	return i, i < hi && ix.parts[i].ID == p.ID
+}
