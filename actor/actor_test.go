@@ -253,3 +253,36 @@ func TestRealClock(t *testing.T) {
 		t.Fatal("Stop() after Reset = false")
 	}
 }
+
+func TestLatest(t *testing.T) {
+	t.Parallel()
+	l := actor.NewLatest[string]()
+	if _, ok := l.Take(); ok {
+		t.Fatal("Take() on an empty cell reported a value")
+	}
+	l.Set("a")
+	l.Set("b")
+	<-l.Changed()
+	if v, ok := l.Take(); !ok || v != "b" {
+		t.Fatalf("Take() = %q, %v; want the newest value %q", v, ok, "b")
+	}
+	if _, ok := l.Take(); ok {
+		t.Fatal("a value was taken twice")
+	}
+	select {
+	case <-l.Changed():
+		t.Fatal("a wake-up is pending after the value was taken")
+	default:
+	}
+
+	done := make(chan string)
+	go func() {
+		<-l.Changed()
+		v, _ := l.Take()
+		done <- v
+	}()
+	l.Set("c")
+	if v := <-done; v != "c" {
+		t.Fatalf("reader woke with %q, want %q", v, "c")
+	}
+}

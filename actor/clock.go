@@ -176,3 +176,11 @@ func (t *fakeTimer) drain() {
 	default:
 	}
 }
+
+// StoppedTimer returns a timer of c that is not running, for an actor that
+// arms it later with Reset.
+func StoppedTimer(c Clock) Timer {
+	t := c.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}

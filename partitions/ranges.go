@@ -7,6 +7,11 @@ import (
 	"strings"
 )
 
+// MaxTopicIDs is the most IDs one topic may hold (2^20, about a million):
+// enough for any real topic, small enough that a corrupt or hostile range
+// such as "0-2000000000" cannot make a member allocate gigabytes.
+const MaxTopicIDs = 1 << 20
+
 // EncodeIDs writes sorted, distinct, non-negative IDs as compact ranges:
 // [0 1 2 3 7 9 10] becomes "0-3,7,9-10". It is the data of a topic's
 // znode. The result for no IDs is "".
@@ -32,8 +37,8 @@ func EncodeIDs(ids []int32) []byte {
 
 // DecodeIDs reads what [EncodeIDs] writes and returns the IDs sorted and
 // distinct. Ranges must be ascending and must not touch or overlap, so that
-// every set has exactly one encoding; anything else is an [ErrInvalid]
-// error naming the bad piece.
+// every set has exactly one encoding, and hold at most [MaxTopicIDs] IDs in
+// all; anything else is an [ErrInvalid] error naming the bad piece.
 func DecodeIDs(data []byte) ([]int32, error) {
 	s := string(data)
 	if s == "" {
@@ -48,6 +53,9 @@ func DecodeIDs(data []byte) ([]int32, error) {
 		}
 		if int64(lo) < next {
 			return nil, fmt.Errorf("%w id ranges: %q is out of order or overlaps the one before", ErrInvalid, piece)
+		}
+		if len(ids)+int(hi-lo)+1 > MaxTopicIDs {
+			return nil, fmt.Errorf("%w id ranges: more than %d IDs", ErrInvalid, MaxTopicIDs)
 		}
 		for id := int64(lo); id <= int64(hi); id++ {
 			ids = append(ids, int32(id))

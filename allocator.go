@@ -1,0 +1,231 @@
+package zkalloc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/membership"
+	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
+	"github.com/zkalloc/zkalloc/session"
+)
+
+// Partition names one partition of one topic; see [partitions.Partition].
+type Partition = partitions.Partition
+
+// Update is one snapshot of this member's assignment; see
+// [rebalance.Update].
+type Update = rebalance.Update
+
+var (
+	// ErrClosed is returned by calls on an allocator that has been closed
+	// or has stopped on an error.
+	ErrClosed = errors.New("zkalloc: closed")
+	// ErrNotStarted is returned by calls that need [Allocator.Start] first.
+	ErrNotStarted = errors.New("zkalloc: not started")
+	// ErrStarted is returned by a second call to [Allocator.Start].
+	ErrStarted = errors.New("zkalloc: already started")
+	// ErrDuplicateMember is wrapped by Start's error when another live
+	// process holds this member's name in the group.
+	ErrDuplicateMember = membership.ErrDuplicateMember
+)
+
+// Allocator is one member of a consumer group. Create it with [New], call
+// [Allocator.Start], consume [Allocator.Updates], and [Allocator.Close] it
+// when done. All methods are safe for concurrent use.
+type Allocator struct {
+	cfg Config
+
+	sess    *session.Session
+	members *membership.Membership
+	set     *partitions.Set
+	reb     *rebalance.Actor
+	group   actor.Group
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	cancel  context.CancelFunc // stops the actors; nil before Start
+	done    chan struct{}      // closed when every actor has returned
+	err     error              // why the actors stopped; read after done
+}
+
+// New validates cfg and returns an allocator. It does no I/O and starts
+// no goroutine. A bad config is an error wrapping [ErrInvalidConfig] that
+// names the field.
+func New(cfg Config) (*Allocator, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	paths := zkpath.Group{Root: cfg.Root, Group: cfg.Group}
+	log := cfg.Logger.With("group", cfg.Group, "member", cfg.Member)
+
+	sess := session.New(session.Config{Servers: cfg.Servers, Timeout: cfg.SessionTimeout, Logger: log})
+	members := membership.New(membership.Config{
+		Paths:   paths,
+		Member:  cfg.Member,
+		Data:    memberData(),
+		Session: sess.Subscribe(),
+		Logger:  log,
+	})
+	set, err := partitions.New(partitions.Config{Paths: paths, Seed: cfg.Partitions, Session: sess.Subscribe(), Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("%w: Partitions: %w", ErrInvalidConfig, err)
+	}
+	reb := rebalance.New(rebalance.Config{
+		Member:   cfg.Member,
+		Strategy: cfg.Strategy,
+		Settle:   cfg.Settle,
+		Session:  sess.Subscribe(),
+		Members:  members.Views(),
+		Parts:    set.Views(),
+		Logger:   log,
+	})
+	a := &Allocator{cfg: cfg, sess: sess, members: members, set: set, reb: reb, done: make(chan struct{})}
+	a.group.Add("session", sess)
+	a.group.Add("membership", members)
+	a.group.Add("partitions", set)
+	a.group.Add("rebalance", reb)
+	return a, nil
+}
+
+// memberData describes this process in its member node.
+func memberData() []byte {
+	host, _ := os.Hostname()
+	b, _ := json.Marshal(struct {
+		Host    string `json:"host"`
+		PID     int    `json:"pid"`
+		Started string `json:"started"`
+		Version string `json:"version"`
+	}{host, os.Getpid(), time.Now().UTC().Format(time.RFC3339), "zkalloc/1"})
+	return b
+}
+
+// Start connects to ZooKeeper, joins the group and merges the seed
+// partitions, and returns once the first [Update] is available on
+// [Allocator.Updates]. If ctx ends first, or the member's name is held by
+// another live process ([ErrDuplicateMember]), Start closes the allocator
+// and returns the error. Start may be called once.
+func (a *Allocator) Start(ctx context.Context) error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return ErrClosed
+	}
+	if a.started {
+		a.mu.Unlock()
+		return ErrStarted
+	}
+	a.started = true
+	runCtx, cancel := context.WithCancel(context.Background())
+	a.cancel = cancel
+	a.mu.Unlock()
+
+	go a.run(runCtx)
+
+	select {
+	case <-a.reb.Ready():
+		return nil
+	case <-a.done:
+		if a.err != nil {
+			return fmt.Errorf("zkalloc: start: %w", a.err)
+		}
+		return ErrClosed
+	case <-ctx.Done():
+		a.Close()
+		return fmt.Errorf("zkalloc: start: %w", ctx.Err())
+	}
+}
+
+// run runs the actors until they stop, then records why.
+func (a *Allocator) run(ctx context.Context) {
+	err := a.group.Run(ctx)
+	if err != nil {
+		a.cfg.Logger.Error("zkalloc: allocator stopped", "group", a.cfg.Group, "member", a.cfg.Member, "err", err)
+	}
+	a.err = err
+	close(a.done)
+}
+
+// Updates delivers this member's assignment. Delivery is latest-wins: a
+// slow reader receives the newest snapshot (whose Added and Revoked cover
+// everything since the last one it received), never a stale one, and
+// never holds up the allocator. The channel is closed when the allocator
+// has stopped, after Close or on a fatal error (which Close returns).
+func (a *Allocator) Updates() <-chan Update { return a.reb.Updates() }
+
+// Current returns the newest computed snapshot, received from Updates or
+// not; the zero Update before the first.
+func (a *Allocator) Current() Update {
+	u, _ := a.reb.Current()
+	return u
+}
+
+// AddPartitions merges partitions into the group's shared set and returns
+// once ZooKeeper has them; every member's assignment follows. Topic names
+// and IDs are checked as in [Config.Partitions]. If no session is up, it
+// waits for one until ctx ends.
+func (a *Allocator) AddPartitions(ctx context.Context, parts map[string][]int32) error {
+	if err := a.ready(); err != nil {
+		return err
+	}
+	return a.translate(a.set.Add(ctx, parts))
+}
+
+// RemovePartitions takes partitions out of the group's shared set, like
+// [Allocator.AddPartitions]. Removing partitions that are not in the set
+// is not an error.
+func (a *Allocator) RemovePartitions(ctx context.Context, parts map[string][]int32) error {
+	if err := a.ready(); err != nil {
+		return err
+	}
+	return a.translate(a.set.Remove(ctx, parts))
+}
+
+func (a *Allocator) ready() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.started {
+		return ErrNotStarted
+	}
+	return nil
+}
+
+func (a *Allocator) translate(err error) error {
+	if errors.Is(err, actor.ErrClosed) {
+		return ErrClosed
+	}
+	return err
+}
+
+// Close leaves the group, closes the ZooKeeper session (the server deletes
+// this member's nodes at once, so the others take over its partitions
+// without waiting for a timeout) and returns when every goroutine of the
+// allocator has exited and Updates is closed. It returns the error that
+// stopped the allocator, if one did before Close. Calling it again
+// returns the same.
+func (a *Allocator) Close() error {
+	a.mu.Lock()
+	if !a.started {
+		// Run the actors on a cancelled context: each returns at once and
+		// closes its outputs, so Updates is closed like after a Start.
+		a.started = true
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		a.cancel = cancel
+		go a.run(ctx)
+	}
+	a.closed = true
+	a.cancel()
+	a.mu.Unlock()
+	<-a.done
+	return a.err
+}

@@ -1,0 +1,157 @@
+// Command zkalloc-demo shows a consumer group sharing partitions through
+// ZooKeeper. It starts a throwaway local ZooKeeper server (or uses the one
+// given with -servers), runs three members in this process, then adds a
+// fourth, adds partitions, closes one member, and shuts everything down,
+// printing every Update each member's consumer receives.
+//
+//	go run ./cmd/zkalloc-demo
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zkalloc/zkalloc"
+	"github.com/zkalloc/zkalloc/internal/zktest"
+)
+
+func main() {
+	servers := flag.String("servers", "", "ZooKeeper servers, comma-separated (default: start a local one)")
+	verbose := flag.Bool("v", false, "log what the allocators do")
+	flag.Parse()
+	if err := run(*servers, *verbose); err != nil {
+		fmt.Fprintln(os.Stderr, "zkalloc-demo:", err)
+		os.Exit(1)
+	}
+}
+
+func run(servers string, verbose bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	addrs := strings.Split(servers, ",")
+	if servers == "" {
+		fmt.Println("starting a local ZooKeeper server...")
+		srv, err := zktest.StartServer(ctx, zktest.Options{})
+		if err != nil {
+			return fmt.Errorf("start ZooKeeper (run scripts/install-zookeeper.sh, or pass -servers): %w", err)
+		}
+		defer srv.Close()
+		addrs = []string{srv.Addr()}
+		fmt.Println("ZooKeeper is up at", srv.Addr())
+	}
+
+	level := slog.LevelError
+	if verbose {
+		level = slog.LevelInfo
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	group := fmt.Sprintf("demo-%d", time.Now().UnixNano())
+	var wg sync.WaitGroup
+	members := map[string]*zkalloc.Allocator{}
+
+	join := func(name string, seed map[string][]int32) error {
+		alloc, err := zkalloc.New(zkalloc.Config{
+			Servers:    addrs,
+			Group:      group,
+			Member:     name,
+			Partitions: seed,
+			Logger:     logger,
+		})
+		if err != nil {
+			return err
+		}
+		// The consumer: it reads its own Updates until the channel closes.
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for u := range alloc.Updates() {
+				fmt.Printf("  %-3s gen %#x  members %v  assigned %s  added %s  revoked %s\n",
+					name, u.Generation, u.Members, list(u.Assigned), list(u.Added), list(u.Revoked))
+			}
+			fmt.Printf("  %-3s updates closed\n", name)
+		}()
+		if err := alloc.Start(ctx); err != nil {
+			alloc.Close()
+			return fmt.Errorf("start %s: %w", name, err)
+		}
+		members[name] = alloc
+		return nil
+	}
+	leave := func(name string) error {
+		err := members[name].Close()
+		delete(members, name)
+		return err
+	}
+	step := func(what string) {
+		time.Sleep(time.Second) // let the group's updates print before the next step
+		fmt.Println("\n==>", what)
+	}
+	defer func() {
+		for name := range members {
+			leave(name)
+		}
+		wg.Wait()
+	}()
+
+	step("three members join; the first seeds events:0-11")
+	for i, name := range []string{"m1", "m2", "m3"} {
+		var seed map[string][]int32
+		if i == 0 {
+			seed = map[string][]int32{"events": {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}}
+		}
+		if err := join(name, seed); err != nil {
+			return err
+		}
+	}
+	step("m4 joins")
+	if err := join("m4", nil); err != nil {
+		return err
+	}
+	step("m2 adds audit:0-3")
+	if err := members["m2"].AddPartitions(ctx, map[string][]int32{"audit": {0, 1, 2, 3}}); err != nil {
+		return err
+	}
+	step("m1 leaves")
+	if err := leave("m1"); err != nil {
+		return err
+	}
+	step("m3 removes events:8-11")
+	if err := members["m3"].RemovePartitions(ctx, map[string][]int32{"events": {8, 9, 10, 11}}); err != nil {
+		return err
+	}
+	step("everyone leaves")
+	for _, name := range []string{"m2", "m3", "m4"} {
+		if err := leave(name); err != nil {
+			return err
+		}
+	}
+	wg.Wait()
+	fmt.Println("\ndone")
+	return nil
+}
+
+// list renders partitions compactly: "events:0,3,6 audit:1".
+func list(ps []zkalloc.Partition) string {
+	if len(ps) == 0 {
+		return "-"
+	}
+	var b strings.Builder
+	for i, p := range ps {
+		switch {
+		case i == 0:
+			fmt.Fprintf(&b, "%s:%d", p.Topic, p.ID)
+		case p.Topic != ps[i-1].Topic:
+			fmt.Fprintf(&b, " %s:%d", p.Topic, p.ID)
+		default:
+			fmt.Fprintf(&b, ",%d", p.ID)
+		}
+	}
+	return b.String()
+}

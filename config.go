@@ -1,0 +1,133 @@
+package zkalloc
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
+)
+
+// Defaults for the zero values of [Config].
+const (
+	DefaultRoot           = "/zkalloc"
+	DefaultSessionTimeout = 10 * time.Second
+	DefaultReleaseTimeout = 30 * time.Second
+)
+
+// ErrInvalidConfig is wrapped by the errors of [New]; the message names
+// the field and the bad value.
+var ErrInvalidConfig = errors.New("zkalloc: invalid config")
+
+// Config configures an [Allocator]. Servers, Group and Member are
+// required; every other zero value means the documented default.
+type Config struct {
+	// Servers are ZooKeeper's addresses, "host:port" (port 2181 if left
+	// out).
+	Servers []string
+	// Group names the consumer group: members of the same group under the
+	// same Root share one partition set.
+	Group string
+	// Member names this member; it must be unique in the group while it
+	// runs. Group and Member are ZooKeeper node names: no '/', no control
+	// or invisible characters, not "." or "..".
+	Member string
+	// Root is the ZooKeeper path under which groups live; default
+	// [DefaultRoot].
+	Root string
+	// Partitions is this member's seed: merged into the group's shared set
+	// when the allocator starts (never removed by it). Topic names follow
+	// the rules of Group and Member; IDs must not be negative.
+	Partitions map[string][]int32
+	// Strategy computes the assignment; default [rebalance.RoundRobin]. All
+	// members of a group must use the same one.
+	Strategy rebalance.Strategy
+	// SessionTimeout is the ZooKeeper session timeout asked for; default
+	// [DefaultSessionTimeout]. The server may grant another within its
+	// bounds (by default 2 to 20 of its ticks).
+	SessionTimeout time.Duration
+	// Settle is how long the member list and partition set must be quiet
+	// before the assignment is recomputed, so that a burst of changes
+	// (a rolling restart) moves partitions once; a burst that goes on is
+	// cut short at five times Settle. Default 0: recompute at once.
+	Settle time.Duration
+	// ReleaseTimeout bounds how long a revoked partition waits for the
+	// consumer's Ack before it is handed on anyway; default
+	// [DefaultReleaseTimeout].
+	ReleaseTimeout time.Duration
+	// Logger receives the allocator's logs; default slog.Default().
+	Logger *slog.Logger
+}
+
+// withDefaults validates c and returns it with defaults filled in and the
+// seed normalized.
+func (c Config) withDefaults() (Config, error) {
+	if len(c.Servers) == 0 {
+		return c, fmt.Errorf("%w: Servers: empty", ErrInvalidConfig)
+	}
+	for i, s := range c.Servers {
+		if strings.TrimSpace(s) == "" || strings.ContainsAny(s, " \t\r\n,") {
+			return c, fmt.Errorf("%w: Servers[%d] %q: want host or host:port", ErrInvalidConfig, i, s)
+		}
+	}
+	if err := partitions.ValidateName(c.Group); err != nil {
+		return c, fmt.Errorf("%w: Group %q: %w", ErrInvalidConfig, c.Group, err)
+	}
+	if err := partitions.ValidateName(c.Member); err != nil {
+		return c, fmt.Errorf("%w: Member %q: %w", ErrInvalidConfig, c.Member, err)
+	}
+	if c.Root == "" {
+		c.Root = DefaultRoot
+	}
+	if err := validateRoot(c.Root); err != nil {
+		return c, fmt.Errorf("%w: Root %q: %w", ErrInvalidConfig, c.Root, err)
+	}
+	seed, err := partitions.Normalize(c.Partitions)
+	if err != nil {
+		return c, fmt.Errorf("%w: Partitions: %w", ErrInvalidConfig, err)
+	}
+	c.Partitions = seed
+	for _, d := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"SessionTimeout", &c.SessionTimeout, DefaultSessionTimeout},
+		{"Settle", &c.Settle, 0},
+		{"ReleaseTimeout", &c.ReleaseTimeout, DefaultReleaseTimeout},
+	} {
+		if *d.v < 0 {
+			return c, fmt.Errorf("%w: %s %v: negative", ErrInvalidConfig, d.name, *d.v)
+		}
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+	}
+	if c.Strategy == nil {
+		c.Strategy = rebalance.RoundRobin
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c, nil
+}
+
+// validateRoot accepts an absolute ZooKeeper path of valid node names,
+// without a trailing slash, outside ZooKeeper's own /zookeeper tree.
+func validateRoot(root string) error {
+	if !strings.HasPrefix(root, "/") || root == "/" || strings.HasSuffix(root, "/") {
+		return errors.New("want an absolute path such as /zkalloc, without a trailing '/'")
+	}
+	for _, part := range strings.Split(root[1:], "/") {
+		if err := partitions.ValidateName(part); err != nil {
+			return err
+		}
+	}
+	if root == "/zookeeper" || strings.HasPrefix(root, "/zookeeper/") {
+		return errors.New("reserved by ZooKeeper")
+	}
+	return nil
+}

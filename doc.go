@@ -1,0 +1,42 @@
+// Package zkalloc splits a shared set of partitions among the members of a
+// consumer group through Apache ZooKeeper, with no leader and no
+// broker-side coordinator.
+//
+// Each member registers an ephemeral node in its group, watches the member
+// list and the group's shared partition set, and runs the same
+// deterministic [rebalance.Strategy] on the sorted members and partitions
+// whenever either settles, keeping its own share. The consumer reads its
+// share from [Allocator.Updates]:
+//
+//	alloc, err := zkalloc.New(zkalloc.Config{
+//		Servers:    []string{"127.0.0.1:2181"},
+//		Group:      "billing",
+//		Member:     "billing-7f9c",
+//		Partitions: map[string][]int32{"events": {0, 1, 2, 3}},
+//	})
+//	if err != nil { ... }
+//	if err := alloc.Start(ctx); err != nil { ... }
+//	defer alloc.Close()
+//	for u := range alloc.Updates() {
+//		stop(u.Revoked)
+//		start(u.Added)
+//	}
+//
+// Inside, each concern is an actor (see package actor): session owns the
+// ZooKeeper connection, membership the member node and list, partitions
+// the shared set, and rebalance computes and publishes the assignment.
+//
+// # ZooKeeper layout
+//
+//	<root>/groups/<group>/members/<member>      ephemeral; small JSON about the process
+//	<root>/groups/<group>/partitions/<topic>    persistent; compact id ranges such as "0-63,70"
+//
+// # Guarantees
+//
+// Members that see the same member list and partition set compute the same
+// assignment and report the same [Update.Generation]. A member that loses
+// its connection to ZooKeeper revokes all its partitions at once, before
+// its session can expire; after an expiry it joins again with a new
+// session. Updates are latest-wins snapshots: a slow consumer never holds
+// up the allocator and never misses a revocation.
+package zkalloc

@@ -1,0 +1,63 @@
+// Package zkpath names the znodes of a group, in one place:
+//
+//	<root>/groups/<group>/members/<member>       ephemeral
+//	<root>/groups/<group>/partitions/<topic>     persistent, compact id ranges
+//	<root>/groups/<group>/owners/<topic>:<id>    ephemeral, hand-off claims
+package zkpath
+
+import (
+	"errors"
+	"path"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Group holds the paths of one group under one root.
+type Group struct {
+	Root  string // e.g. /zkalloc
+	Group string
+}
+
+// Dir is <root>/groups/<group>.
+func (g Group) Dir() string { return g.Root + "/groups/" + g.Group }
+
+// Members is the parent of the member nodes.
+func (g Group) Members() string { return g.Dir() + "/members" }
+
+// Member is one member's node.
+func (g Group) Member(name string) string { return g.Members() + "/" + name }
+
+// Partitions is the parent of the topic nodes.
+func (g Group) Partitions() string { return g.Dir() + "/partitions" }
+
+// Topic is one topic's node.
+func (g Group) Topic(topic string) string { return g.Partitions() + "/" + topic }
+
+// Owners is the parent of the claims.
+func (g Group) Owners() string { return g.Dir() + "/owners" }
+
+// Creator is the one client call [Ensure] needs.
+type Creator interface {
+	Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error)
+}
+
+// Ensure creates p and every missing ancestor as persistent empty nodes.
+// Nodes that exist already are fine. It tries p first, so the common case
+// costs one request.
+func Ensure(c Creator, p string) error {
+	p = path.Clean(p)
+	if p == "/" || p == "." {
+		return nil
+	}
+	_, err := c.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+	if errors.Is(err, zk.ErrNoNode) {
+		if err := Ensure(c, path.Dir(p)); err != nil {
+			return err
+		}
+		_, err = c.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+	}
+	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,13 @@
+// Package membership keeps this member registered in its group and
+// publishes the group's member list.
+//
+// For every new ZooKeeper session the [Membership] actor creates the
+// member's ephemeral node <root>/groups/<group>/members/<member>. A node of
+// the same name left by one of this actor's own earlier sessions is
+// replaced; one held by any other live session means another process uses
+// the name, and Run fails with [ErrDuplicateMember] rather than steal it.
+// The member list is watched, and re-listed after every reconnection and
+// on a periodic safety timer, because watches are hints that can be lost.
+// Views are published sorted, tagged with the zxid of the last change to
+// the list and the session they were read in, on a latest-wins channel.
+package membership

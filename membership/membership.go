@@ -1,0 +1,268 @@
+package membership
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/retry"
+	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/session"
+)
+
+// ErrDuplicateMember is returned by [Membership.Run] when the member's node
+// is held by a live session that is not this actor's.
+var ErrDuplicateMember = errors.New("membership: member name is in use by another live session")
+
+// View is one reading of the group's member list.
+type View struct {
+	Members   []string // sorted, distinct
+	Zxid      int64    // zxid of the last change to the list (the members node's pzxid)
+	SessionID int64    // the session the list was read in
+	// Reconnects is the session's [session.State.Reconnects] when the list
+	// was read: a view older than the latest reconnection may be stale.
+	Reconnects uint64
+}
+
+// Config configures a [Membership]. Paths, Member and Session are required.
+type Config struct {
+	Paths  zkpath.Group
+	Member string
+	// Data is stored in the member's node: a small JSON description.
+	Data    []byte
+	Session *actor.Latest[session.State]
+	// Resync is the period of the safety re-list; default 30s.
+	Resync time.Duration
+	Logger *slog.Logger
+	Clock  actor.Clock
+}
+
+// Membership is the actor that registers the member and watches the group.
+// Create it with [New]; read views from [Membership.Views].
+type Membership struct {
+	cfg Config
+	out *actor.Outbox[View]
+
+	// Owned by Run.
+	st           session.State
+	registeredIn int64              // the session our node was created in, 0 if none
+	ownSessions  map[int64]struct{} // every session this actor has had
+	needRegister bool
+	needList     bool
+	watch        <-chan zk.Event
+	last         View
+	published    bool
+}
+
+// New returns a membership actor; it starts nothing.
+func New(cfg Config) *Membership {
+	if cfg.Resync == 0 {
+		cfg.Resync = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = actor.RealClock()
+	}
+	return &Membership{cfg: cfg, out: actor.NewOutbox[View](), ownSessions: make(map[int64]struct{})}
+}
+
+// Views delivers member lists, latest-wins: a slow reader gets the newest
+// and never blocks the actor. It is closed when Run returns.
+func (m *Membership) Views() <-chan View { return m.out.C() }
+
+// Run registers the member and publishes views until ctx is cancelled
+// (returning nil) or the name is found in use by another live session
+// (returning an error wrapping [ErrDuplicateMember]). ZooKeeper errors are
+// retried with backoff for as long as it runs.
+func (m *Membership) Run(ctx context.Context) error {
+	defer m.out.Close()
+	resync := m.cfg.Clock.NewTimer(m.cfg.Resync)
+	defer resync.Stop()
+	retryTimer := m.cfg.Clock.NewTimer(time.Hour)
+	retryTimer.Stop()
+	defer retryTimer.Stop()
+	waiting := false // a retry is scheduled; do no work until it fires
+	bo := retry.Backoff()
+
+	for {
+		if m.st.Status == session.Up && (m.needRegister || m.needList) && !waiting {
+			err := m.work()
+			switch {
+			case errors.Is(err, ErrDuplicateMember):
+				return err
+			case err != nil:
+				d := bo.NextBackOff()
+				m.cfg.Logger.Warn("zkalloc: membership update failed; retrying", "member", m.cfg.Member, "in", d, "err", err)
+				retryTimer.Reset(d)
+				waiting = true
+			default:
+				bo.Reset()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-m.cfg.Session.Changed():
+			if st, ok := m.cfg.Session.Take(); ok {
+				m.onSession(st)
+			}
+		case <-m.watch:
+			m.watch = nil
+			m.needList = true
+		case <-resync.C():
+			m.needList = true
+			resync.Reset(m.cfg.Resync)
+		case <-retryTimer.C():
+			waiting = false
+		case m.out.Send() <- m.out.Pending():
+			m.out.Sent()
+		}
+	}
+}
+
+func (m *Membership) onSession(st session.State) {
+	prev := m.st
+	m.st = st
+	switch st.Status {
+	case session.Up:
+		m.ownSessions[st.SessionID] = struct{}{}
+		if st.SessionID != m.registeredIn {
+			m.needRegister = true
+		}
+		if st.Reconnects != prev.Reconnects {
+			m.needList = true // the old watch may not have survived the reconnection
+		}
+	case session.Lost:
+		m.registeredIn = 0
+	}
+}
+
+// work registers and lists as needed, in the current session.
+func (m *Membership) work() error {
+	conn := m.st.Conn
+	if m.needRegister {
+		if err := m.register(conn); err != nil {
+			return err
+		}
+		m.needRegister = false
+		m.needList = true
+	}
+	if m.needList {
+		names, stat, watch, err := conn.ChildrenW(m.cfg.Paths.Members())
+		if err != nil {
+			if errors.Is(err, zk.ErrNoNode) {
+				m.needRegister = true // the group was deleted under us
+			}
+			return fmt.Errorf("list members: %w", err)
+		}
+		m.needList = false
+		m.watch = watch
+		slices.Sort(names)
+		if _, found := slices.BinarySearch(names, m.cfg.Member); !found {
+			m.cfg.Logger.Warn("zkalloc: own member node is missing; registering again", "member", m.cfg.Member)
+			m.needRegister = true
+		}
+		m.publish(View{Members: names, Zxid: stat.Pzxid, SessionID: conn.SessionID(), Reconnects: m.st.Reconnects})
+	}
+	return nil
+}
+
+// register creates the member's ephemeral node in the current session.
+func (m *Membership) register(conn session.Conn) error {
+	p := m.cfg.Paths.Member(m.cfg.Member)
+	for attempt := 0; ; attempt++ {
+		if attempt == 5 {
+			return fmt.Errorf("register %s: node keeps changing", p)
+		}
+		sid := conn.SessionID()
+		_, err := conn.Create(p, m.cfg.Data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		switch {
+		case err == nil:
+			m.registeredIn = sid
+			m.cfg.Logger.Info("zkalloc: member registered", "member", m.cfg.Member, "session", fmt.Sprintf("%#x", sid))
+			return nil
+		case errors.Is(err, zk.ErrNoNode):
+			if err := zkpath.Ensure(conn, m.cfg.Paths.Members()); err != nil {
+				return fmt.Errorf("create %s: %w", m.cfg.Paths.Members(), err)
+			}
+		case errors.Is(err, zk.ErrNodeExists):
+			data, stat, err := conn.Get(p)
+			if errors.Is(err, zk.ErrNoNode) {
+				continue // gone meanwhile: create it
+			}
+			if err != nil {
+				return fmt.Errorf("read %s: %w", p, err)
+			}
+			switch decide(stat.EphemeralOwner, sid, m.ownSessions) {
+			case keep:
+				m.registeredIn = sid
+				return nil
+			case replace:
+				m.cfg.Logger.Info("zkalloc: replacing member node left by an earlier session", "member", m.cfg.Member, "owner", fmt.Sprintf("%#x", stat.EphemeralOwner))
+				if err := conn.Delete(p, stat.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
+					return fmt.Errorf("delete stale %s: %w", p, err)
+				}
+			case refuse:
+				return fmt.Errorf("%w: %q is held by session %#x (%s); if that is an earlier run of this member that crashed, its session expires within its timeout",
+					ErrDuplicateMember, m.cfg.Member, stat.EphemeralOwner, describe(data))
+			}
+		default:
+			return fmt.Errorf("create %s: %w", p, err)
+		}
+	}
+}
+
+// decision is what to do with an existing member node.
+type decision int
+
+const (
+	keep    decision = iota // it is ours already, in the current session
+	replace                 // one of our earlier sessions left it
+	refuse                  // someone else holds it (or it is not ephemeral)
+)
+
+// decide says what to do with a member node whose ephemeral owner is
+// owner, when the current session is current and own holds every session
+// this actor has had.
+func decide(owner, current int64, own map[int64]struct{}) decision {
+	switch {
+	case owner == current:
+		return keep
+	case owner == 0:
+		return refuse // a persistent node: not a member at all
+	}
+	if _, ok := own[owner]; ok {
+		return replace
+	}
+	return refuse
+}
+
+// describe renders a member node's data for an error message.
+func describe(data []byte) string {
+	var info struct {
+		Host    string `json:"host"`
+		PID     int    `json:"pid"`
+		Started string `json:"started"`
+	}
+	if json.Unmarshal(data, &info) != nil || info.Host == "" {
+		return fmt.Sprintf("data %q", data)
+	}
+	return fmt.Sprintf("host %s, pid %d, started %s", info.Host, info.PID, info.Started)
+}
+
+func (m *Membership) publish(v View) {
+	if m.published && v.Zxid == m.last.Zxid && v.SessionID == m.last.SessionID && v.Reconnects == m.last.Reconnects && slices.Equal(v.Members, m.last.Members) {
+		return
+	}
+	m.last, m.published = v, true
+	m.out.Put(v)
+}

@@ -1,0 +1,165 @@
+package partitions_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/zkalloc/zkalloc/partitions"
+)
+
+func TestParseAndString(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want partitions.Partition
+	}{
+		{"events:0", partitions.Partition{Topic: "events", ID: 0}},
+		{"events:2147483647", partitions.Partition{Topic: "events", ID: 2147483647}},
+		{"a:b:7", partitions.Partition{Topic: "a:b", ID: 7}},
+		{"ünïcode.topic-1:12", partitions.Partition{Topic: "ünïcode.topic-1", ID: 12}},
+	}
+	for _, tt := range tests {
+		got, err := partitions.Parse(tt.in)
+		if err != nil || got != tt.want {
+			t.Errorf("Parse(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+		if s := got.String(); s != tt.in {
+			t.Errorf("%v.String() = %q, want %q", got, s, tt.in)
+		}
+	}
+}
+
+func TestParseRejectsGarbage(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{
+		"", "events", ":1", "events:", "events:-1", "events:+1", "events:01", "events:1.5",
+		"events:2147483648", "events:1x", "a/b:1", "t\x00:1", ".:1", "..:1", "t\u200b:1",
+		strings.Repeat("x", partitions.MaxTopicLen+1) + ":1",
+	} {
+		if p, err := partitions.Parse(in); !errors.Is(err, partitions.ErrInvalid) {
+			t.Errorf("Parse(%q) = %v, %v; want ErrInvalid", in, p, err)
+		}
+	}
+}
+
+func TestCompareIsNumeric(t *testing.T) {
+	t.Parallel()
+	got := []partitions.Partition{{"t", 10}, {"s", 99}, {"t", 2}, {"t", 1}, {"u", 0}}
+	partitions.Sort(got)
+	want := []partitions.Partition{{"s", 99}, {"t", 1}, {"t", 2}, {"t", 10}, {"u", 0}}
+	if !slices.Equal(got, want) {
+		t.Errorf("Sort = %v, want %v", got, want)
+	}
+}
+
+func TestValidateName(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"a", "billing-7f9c", "a.b_c", "ünï", "a:b", "with space", strings.Repeat("x", 300)} {
+		if err := partitions.ValidateName(ok); err != nil {
+			t.Errorf("ValidateName(%q) = %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", ".", "..", "a/b", "a\nb", "\x7f", "a\u00a0b", "\ufeff", "\uffff", "\ue000", string([]byte{0xff})} {
+		if err := partitions.ValidateName(bad); !errors.Is(err, partitions.ErrInvalid) {
+			t.Errorf("ValidateName(%q) = %v, want ErrInvalid", bad, err)
+		}
+	}
+}
+
+func TestEncodeDecodeIDs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		ids  []int32
+		want string
+	}{
+		{nil, ""},
+		{[]int32{0}, "0"},
+		{[]int32{0, 1, 2, 3}, "0-3"},
+		{[]int32{0, 1, 2, 3, 7, 9, 10}, "0-3,7,9-10"},
+		{[]int32{5, 7, 9}, "5,7,9"},
+		{[]int32{2147483646, 2147483647}, "2147483646-2147483647"},
+	}
+	for _, tt := range tests {
+		got := string(partitions.EncodeIDs(tt.ids))
+		if got != tt.want {
+			t.Errorf("EncodeIDs(%v) = %q, want %q", tt.ids, got, tt.want)
+		}
+		back, err := partitions.DecodeIDs([]byte(got))
+		if err != nil || !slices.Equal(back, tt.ids) {
+			t.Errorf("DecodeIDs(%q) = %v, %v; want %v", got, back, err, tt.ids)
+		}
+	}
+}
+
+func TestDecodeIDsRejectsGarbage(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{
+		",", "1,", ",1", "a", "1-", "-1", "3-1", "1-1", "2,1", "1,1", "1-3,2", "1-3,4", "0-2,3-5",
+		"01", "1 ,2", "2147483648", "1--2", "{\"t\":[1]}", "\x00",
+	} {
+		if ids, err := partitions.DecodeIDs([]byte(in)); !errors.Is(err, partitions.ErrInvalid) {
+			t.Errorf("DecodeIDs(%q) = %v, %v; want ErrInvalid", in, ids, err)
+		}
+	}
+}
+
+func FuzzDecodeIDs(f *testing.F) {
+	for _, seed := range []string{"", "0-3,7,9-10", "1,1", "2147483647"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		ids, err := partitions.DecodeIDs([]byte(in))
+		if err != nil {
+			return
+		}
+		if got := string(partitions.EncodeIDs(ids)); got != in {
+			t.Fatalf("DecodeIDs(%q) then EncodeIDs = %q: the encoding is not canonical", in, got)
+		}
+	})
+}
+
+func TestSetOperations(t *testing.T) {
+	t.Parallel()
+	a := []int32{1, 3, 5, 7}
+	b := []int32{2, 3, 8}
+	if got, want := partitions.Union(a, b), []int32{1, 2, 3, 5, 7, 8}; !slices.Equal(got, want) {
+		t.Errorf("Union = %v, want %v", got, want)
+	}
+	if got, want := partitions.Subtract(a, b), []int32{1, 5, 7}; !slices.Equal(got, want) {
+		t.Errorf("Subtract = %v, want %v", got, want)
+	}
+	if got, err := partitions.NormalizeIDs([]int32{3, 1, 3, 2}); err != nil || !slices.Equal(got, []int32{1, 2, 3}) {
+		t.Errorf("NormalizeIDs = %v, %v", got, err)
+	}
+	if _, err := partitions.NormalizeIDs([]int32{3, -1}); !errors.Is(err, partitions.ErrInvalid) {
+		t.Errorf("NormalizeIDs with a negative ID = %v, want ErrInvalid", err)
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	t.Parallel()
+	got, err := partitions.Normalize(map[string][]int32{"b": {2, 1, 1}, "empty": nil})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || !slices.Equal(got["b"], []int32{1, 2}) {
+		t.Errorf("Normalize = %v", got)
+	}
+	if _, err := partitions.Normalize(map[string][]int32{"a/b": {1}}); !errors.Is(err, partitions.ErrInvalid) {
+		t.Errorf("Normalize with a bad topic = %v", err)
+	}
+}
+
+func TestDecodeIDsBoundsSize(t *testing.T) {
+	t.Parallel()
+	if _, err := partitions.DecodeIDs([]byte("0-2000000000")); !errors.Is(err, partitions.ErrInvalid) {
+		t.Errorf("a range of two billion IDs = %v, want ErrInvalid", err)
+	}
+	max := fmt.Sprintf("0-%d", partitions.MaxTopicIDs-1)
+	if ids, err := partitions.DecodeIDs([]byte(max)); err != nil || len(ids) != partitions.MaxTopicIDs {
+		t.Errorf("DecodeIDs(%q) = %d IDs, %v", max, len(ids), err)
+	}
+}

@@ -1,0 +1,369 @@
+package partitions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/retry"
+	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zkwatch"
+	"github.com/zkalloc/zkalloc/session"
+)
+
+// View is one reading of the shared partition set.
+type View struct {
+	Parts []Partition // sorted by [Compare], distinct
+	// Zxid is the newest change the view contains: the largest of the
+	// topic nodes' mzxid and the partitions node's pzxid.
+	Zxid      int64
+	SessionID int64 // the session the set was read in
+	// Reconnects is the session's [session.State.Reconnects] when the set
+	// was read: a view older than the latest reconnection may be stale.
+	Reconnects uint64
+	// Corrupt lists the topics whose data could not be read, with why;
+	// their partitions are not in Parts.
+	Corrupt []TopicError
+}
+
+// TopicError says why a topic's data was rejected.
+type TopicError struct {
+	Topic string
+	Err   error
+}
+
+func (e TopicError) Error() string { return fmt.Sprintf("topic %q: %v", e.Topic, e.Err) }
+
+// Config configures a [Set]. Paths and Session are required.
+type Config struct {
+	Paths zkpath.Group
+	// Seed is merged into the set once, in the first session, before the
+	// first view is published.
+	Seed    map[string][]int32
+	Session *actor.Latest[session.State]
+	// Resync is the period of a safety re-read of the whole set; default
+	// 5 minutes. The set is also re-read after every reconnection.
+	Resync time.Duration
+	Logger *slog.Logger
+	Clock  actor.Clock
+}
+
+// Set is the actor that owns this member's copy of the shared set. Create
+// it with [New]; read views from [Set.Views].
+type Set struct {
+	cfg   Config
+	out   *actor.Outbox[View]
+	inbox chan msg
+	done  chan struct{}
+
+	// Owned by Run.
+	st       session.State
+	seed     map[string][]int32 // nil once merged
+	pending  []change
+	needList bool
+	dirty    map[string]struct{} // topics to re-read
+	topics   map[string]topicState
+	dirPzxid int64
+	watches  *zkwatch.Set
+	last     View
+	lastSet  bool
+}
+
+type topicState struct {
+	ids   []int32
+	mzxid int64
+	err   error
+}
+
+// New returns a set actor; it starts nothing. The seed is validated by
+// [Normalize] first.
+func New(cfg Config) (*Set, error) {
+	seed, err := Normalize(cfg.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("seed: %w", err)
+	}
+	if cfg.Resync == 0 {
+		cfg.Resync = 5 * time.Minute
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = actor.RealClock()
+	}
+	return &Set{
+		cfg:     cfg,
+		out:     actor.NewOutbox[View](),
+		inbox:   make(chan msg),
+		done:    make(chan struct{}),
+		seed:    seed,
+		dirty:   make(map[string]struct{}),
+		topics:  make(map[string]topicState),
+		watches: zkwatch.New(),
+	}, nil
+}
+
+// errFatal marks the errors that stop the actor.
+var errFatal = errors.New("partitions: cannot continue")
+
+// Normalize validates a topic→IDs map (topic names by [ValidateTopic],
+// IDs non-negative) and returns a copy with each topic's IDs sorted and
+// distinct, leaving out topics with no IDs. The error names the topic.
+func Normalize(in map[string][]int32) (map[string][]int32, error) {
+	out := make(map[string][]int32, len(in))
+	for _, topic := range slices.Sorted(maps.Keys(in)) {
+		if err := ValidateTopic(topic); err != nil {
+			return nil, err
+		}
+		ids, err := NormalizeIDs(in[topic])
+		if err != nil {
+			return nil, fmt.Errorf("topic %q: %w", topic, err)
+		}
+		if len(ids) > 0 {
+			out[topic] = ids
+		}
+	}
+	return out, nil
+}
+
+// Views delivers the set, latest-wins: a slow reader gets the newest
+// view and never blocks the actor. It is closed when Run returns.
+func (s *Set) Views() <-chan View { return s.out.C() }
+
+// Add merges the given IDs into the shared set and returns once the write
+// is done. It waits for a session if there is none. It is safe for
+// concurrent use; it returns [actor.ErrClosed] once Run has returned.
+func (s *Set) Add(ctx context.Context, topics map[string][]int32) error {
+	return s.request(ctx, false, topics)
+}
+
+// Remove takes the given IDs out of the shared set, like [Set.Add].
+func (s *Set) Remove(ctx context.Context, topics map[string][]int32) error {
+	return s.request(ctx, true, topics)
+}
+
+func (s *Set) request(ctx context.Context, remove bool, topics map[string][]int32) error {
+	norm, err := Normalize(topics)
+	if err != nil {
+		return err
+	}
+	if len(norm) == 0 {
+		return nil
+	}
+	res, err := actor.Call(ctx, s.done, s.inbox, func(reply chan<- error) msg {
+		return change{ctx: ctx, remove: remove, topics: norm, reply: reply}
+	})
+	if err != nil {
+		return err
+	}
+	return res
+}
+
+// Run keeps the set until ctx is cancelled; it returns nil then.
+// ZooKeeper errors are retried with backoff for as long as it runs; it
+// fails only if the seed cannot be merged because a topic's data in
+// ZooKeeper is corrupt.
+func (s *Set) Run(ctx context.Context) error {
+	defer close(s.done)
+	defer s.out.Close()
+	defer s.watches.Close()
+	resync := s.cfg.Clock.NewTimer(s.cfg.Resync)
+	defer resync.Stop()
+	retryTimer := actor.StoppedTimer(s.cfg.Clock)
+	defer retryTimer.Stop()
+	waiting := false
+	bo := retry.Backoff()
+
+	for {
+		if s.st.Status == session.Up && !waiting && s.hasWork() {
+			if err := s.work(); errors.Is(err, errFatal) {
+				return err
+			} else if err != nil {
+				d := bo.NextBackOff()
+				s.cfg.Logger.Warn("zkalloc: partition set update failed; retrying", "in", d, "err", err)
+				retryTimer.Reset(d)
+				waiting = true
+			} else {
+				bo.Reset()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.cfg.Session.Changed():
+			if st, ok := s.cfg.Session.Take(); ok {
+				if st.Status == session.Up && st.Reconnects != s.st.Reconnects {
+					s.needList = true // watches may not have survived
+				}
+				s.st = st
+			}
+		case m := <-s.inbox:
+			switch m := m.(type) {
+			case change:
+				s.pending = append(s.pending, m)
+			}
+		case f := <-s.watches.C():
+			if f.Key == "" {
+				s.needList = true
+			} else {
+				s.dirty[f.Key] = struct{}{}
+			}
+		case <-resync.C():
+			s.needList = true
+			resync.Reset(s.cfg.Resync)
+		case <-retryTimer.C():
+			waiting = false
+		case s.out.Send() <- s.out.Pending():
+			s.out.Sent()
+		}
+	}
+}
+
+func (s *Set) hasWork() bool {
+	return s.seed != nil || len(s.pending) > 0 || s.needList || len(s.dirty) > 0
+}
+
+// work does what is due, in order: the seed, queued changes, then reads.
+// It stops at the first ZooKeeper error, keeping what is left for the
+// retry.
+func (s *Set) work() error {
+	conn := s.st.Conn
+	if s.seed != nil {
+		if err := write(conn, s.cfg.Paths, false, s.seed); err != nil {
+			if !retryable(err) {
+				return fmt.Errorf("%w: merge seed: %w", errFatal, err)
+			}
+			return fmt.Errorf("merge seed: %w", err)
+		}
+		s.seed = nil
+		s.needList = true
+	}
+	for len(s.pending) > 0 {
+		c := s.pending[0]
+		if err := c.ctx.Err(); err != nil {
+			c.reply <- err
+			s.pending = s.pending[1:]
+			continue
+		}
+		err := write(conn, s.cfg.Paths, c.remove, c.topics)
+		if err != nil && retryable(err) {
+			return err
+		}
+		c.reply <- err
+		s.pending = s.pending[1:]
+	}
+	if s.needList {
+		return s.readAll(conn)
+	}
+	if len(s.dirty) > 0 {
+		return s.readDirty(conn)
+	}
+	return nil
+}
+
+// readAll re-reads every topic and re-arms every watch.
+func (s *Set) readAll(conn session.Conn) error {
+	names, stat, w, err := conn.ChildrenW(s.cfg.Paths.Partitions())
+	if errors.Is(err, zk.ErrNoNode) {
+		if err := zkpath.Ensure(conn, s.cfg.Paths.Partitions()); err != nil {
+			return err
+		}
+		names, stat, w, err = conn.ChildrenW(s.cfg.Paths.Partitions())
+	}
+	if err != nil {
+		return fmt.Errorf("list topics: %w", err)
+	}
+	s.watches.Reset()
+	s.watches.Add("", w)
+	s.dirPzxid = stat.Pzxid
+	clear(s.dirty)
+	topics := make(map[string]topicState, len(names))
+	for _, name := range names {
+		ts, w, err := s.readTopic(conn, name)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue // deleted since the listing; the list watch has fired
+		}
+		if err != nil {
+			s.needList = true
+			return err
+		}
+		s.watches.Add(name, w)
+		topics[name] = ts
+	}
+	s.topics = topics
+	s.needList = false
+	s.publish(conn.SessionID())
+	return nil
+}
+
+// readDirty re-reads the topics whose watches fired.
+func (s *Set) readDirty(conn session.Conn) error {
+	for _, name := range slices.Sorted(maps.Keys(s.dirty)) {
+		ts, w, err := s.readTopic(conn, name)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			delete(s.topics, name)
+		case err != nil:
+			return err
+		default:
+			s.watches.Add(name, w)
+			s.topics[name] = ts
+		}
+		delete(s.dirty, name)
+	}
+	s.publish(conn.SessionID())
+	return nil
+}
+
+// readTopic reads one topic node and arms its watch. Bad data is not an
+// error of the read: it is kept in the topic's state and reported.
+func (s *Set) readTopic(conn session.Conn, name string) (topicState, <-chan zk.Event, error) {
+	data, stat, w, err := conn.GetW(s.cfg.Paths.Topic(name))
+	if err != nil {
+		return topicState{}, nil, err
+	}
+	ts := topicState{mzxid: stat.Mzxid}
+	if err := ValidateTopic(name); err != nil {
+		ts.err = err
+	} else if ts.ids, err = DecodeIDs(data); err != nil {
+		ts.err = err
+	}
+	if ts.err != nil {
+		if old, ok := s.topics[name]; !ok || old.mzxid != ts.mzxid {
+			s.cfg.Logger.Error("zkalloc: ignoring topic with corrupt partition data", "topic", name, "err", ts.err)
+		}
+	}
+	return ts, w, nil
+}
+
+func (s *Set) publish(sessionID int64) {
+	v := View{Zxid: s.dirPzxid, SessionID: sessionID, Reconnects: s.st.Reconnects}
+	n := 0
+	for _, ts := range s.topics {
+		n += len(ts.ids)
+	}
+	v.Parts = make([]Partition, 0, n)
+	for _, name := range slices.Sorted(maps.Keys(s.topics)) {
+		ts := s.topics[name]
+		v.Zxid = max(v.Zxid, ts.mzxid)
+		if ts.err != nil {
+			v.Corrupt = append(v.Corrupt, TopicError{Topic: name, Err: ts.err})
+			continue
+		}
+		for _, id := range ts.ids {
+			v.Parts = append(v.Parts, Partition{Topic: name, ID: id})
+		}
+	}
+	if s.lastSet && v.Zxid == s.last.Zxid && v.SessionID == s.last.SessionID && v.Reconnects == s.last.Reconnects && len(v.Corrupt) == len(s.last.Corrupt) && slices.Equal(v.Parts, s.last.Parts) {
+		return
+	}
+	s.last, s.lastSet = v, true
+	s.out.Put(v)
+}

@@ -1,0 +1,146 @@
+package partitions
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkalloc/zkalloc/internal/zkpath"
+)
+
+// writer is what [write] needs of the client.
+type writer interface {
+	Get(path string) ([]byte, *zk.Stat, error)
+	Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error)
+	Multi(ops ...any) ([]zk.MultiResponse, error)
+}
+
+// maxAttempts bounds how often one change is retried because other members
+// wrote the same topics first.
+const maxAttempts = 50
+
+// maxMultiBytes keeps each multi-operation well below ZooKeeper's 1 MB
+// request limit; a change bigger than that is written in several steps.
+const maxMultiBytes = 512 << 10
+
+// ErrContended is returned when a change lost the compare-and-set race
+// [maxAttempts] times in a row.
+var ErrContended = errors.New("partitions: too much contention")
+
+// write adds (or removes) ids, a normalized topic→IDs map, to (from) the
+// set in ZooKeeper with compare-and-set on each topic node's version.
+// Topics are written in sorted order, in as few multi-operations as the
+// size limit allows; each multi is atomic. A topic emptied by a removal
+// is deleted.
+func write(c writer, paths zkpath.Group, remove bool, ids map[string][]int32) error {
+	topics := slices.Sorted(maps.Keys(ids))
+	for len(topics) > 0 {
+		n, err := writeBatch(c, paths, remove, ids, topics)
+		if err != nil {
+			return err
+		}
+		topics = topics[n:]
+	}
+	return nil
+}
+
+// writeBatch writes a prefix of topics that fits in one multi-operation
+// and returns its length.
+func writeBatch(c writer, paths zkpath.Group, remove bool, ids map[string][]int32, topics []string) (int, error) {
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		var ops []any
+		size, n := 0, 0
+		for _, topic := range topics {
+			if n > 0 && size > maxMultiBytes {
+				break
+			}
+			n++
+			op, err := planTopic(c, paths.Topic(topic), remove, ids[topic])
+			if err != nil {
+				return 0, fmt.Errorf("topic %q: %w", topic, err)
+			}
+			if op != nil {
+				ops = append(ops, op)
+				size += opSize(op)
+			}
+		}
+		if len(ops) == 0 {
+			return n, nil
+		}
+		_, err := c.Multi(ops...)
+		switch {
+		case err == nil:
+			return n, nil
+		case errors.Is(err, zk.ErrNoNode) && !remove:
+			// Either a topic vanished (retry) or the parent is missing.
+			if err := zkpath.Ensure(c, paths.Partitions()); err != nil {
+				return 0, err
+			}
+		case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrNoNode):
+			// Another member wrote first: read again.
+		default:
+			return 0, err
+		}
+	}
+	return 0, ErrContended
+}
+
+// planTopic reads a topic node and returns the operation that applies the
+// change to it, or nil if there is nothing to do.
+func planTopic(c writer, path string, remove bool, change []int32) (any, error) {
+	data, stat, err := c.Get(path)
+	exists := true
+	if errors.Is(err, zk.ErrNoNode) {
+		exists, data = false, nil
+	} else if err != nil {
+		return nil, err
+	}
+	cur, err := DecodeIDs(data)
+	if err != nil {
+		return nil, fmt.Errorf("existing data is corrupt, fix or delete the node: %w", err)
+	}
+	next := Union(cur, change)
+	if remove {
+		next = Subtract(cur, change)
+	}
+	if len(next) > MaxTopicIDs {
+		return nil, fmt.Errorf("%w: would hold %d IDs, more than %d", ErrInvalid, len(next), MaxTopicIDs)
+	}
+	switch {
+	case slices.Equal(cur, next):
+		return nil, nil
+	case !exists:
+		return &zk.CreateRequest{Path: path, Data: EncodeIDs(next), Acl: zk.WorldACL(zk.PermAll)}, nil
+	case len(next) == 0:
+		return &zk.DeleteRequest{Path: path, Version: stat.Version}, nil
+	default:
+		return &zk.SetDataRequest{Path: path, Data: EncodeIDs(next), Version: stat.Version}, nil
+	}
+}
+
+func opSize(op any) int {
+	switch op := op.(type) {
+	case *zk.CreateRequest:
+		return len(op.Path) + len(op.Data) + 32
+	case *zk.SetDataRequest:
+		return len(op.Path) + len(op.Data) + 32
+	case *zk.DeleteRequest:
+		return len(op.Path) + 32
+	}
+	return 0
+}
+
+// retryable reports whether a write failed for a passing reason (the
+// connection, the session, contention) rather than for good: bad data in
+// ZooKeeper or a request the server refuses whatever its state.
+func retryable(err error) bool {
+	switch {
+	case errors.Is(err, ErrInvalid), errors.Is(err, zk.ErrNoAuth), errors.Is(err, zk.ErrAuthFailed),
+		errors.Is(err, zk.ErrBadArguments), errors.Is(err, zk.ErrInvalidACL), errors.Is(err, zk.ErrInvalidPath):
+		return false
+	}
+	return true
+}

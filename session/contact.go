@@ -1,0 +1,170 @@
+package session
+
+import (
+	"encoding/binary"
+	"net"
+	"sync"
+	"time"
+)
+
+// The client library does not say when it last heard from the server, nor
+// which session timeout the server granted. Both decide how long this
+// member may keep working while cut off, so the session reads them off
+// the wire: every connection the client dials is wrapped in a
+// contactConn, which follows the server's length-prefixed frames as they
+// are read. The first frame of a connection is the connect response
+// (protocol version, granted timeout, session ID, password); every later
+// frame starts with a reply header whose xid tells a reply to one of our
+// requests (xid >= 0, or -2 for a ping) from a watch notification (-1),
+// which the server sends on its own and which therefore proves nothing
+// about the server hearing from us.
+
+// Contact is what the session knows about its last exchange with a server.
+type contact struct {
+	mu        sync.Mutex
+	lastReply time.Time     // when the last reply to one of our requests arrived
+	granted   time.Duration // the session timeout in the last connect response
+	sessionID int64         // the session ID in the last connect response
+	passwd    []byte        // the session password in the last connect response
+}
+
+func (c *contact) replied(at time.Time) {
+	c.mu.Lock()
+	c.lastReply = at
+	c.mu.Unlock()
+}
+
+func (c *contact) connected(at time.Time, r connectResponse) {
+	c.mu.Lock()
+	c.lastReply = at
+	c.granted = time.Duration(r.timeoutMs) * time.Millisecond
+	c.sessionID = r.sessionID
+	c.passwd = r.passwd
+	c.mu.Unlock()
+}
+
+func (c *contact) snapshot() (lastReply time.Time, granted time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastReply, c.granted
+}
+
+// credentials returns the session ID and password of the last connect
+// response, for tests that expire a session on purpose.
+func (c *contact) credentials() (int64, []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessionID, append([]byte(nil), c.passwd...)
+}
+
+type connectResponse struct {
+	timeoutMs int32
+	sessionID int64
+	passwd    []byte
+}
+
+// frameReader follows the frames of one connection as bytes arrive in
+// arbitrary pieces. It is pure: feed returns what the bytes completed.
+type frameReader struct {
+	sawConnect bool
+	lenBuf     [4]byte
+	lenHave    int
+	remaining  int    // bytes of the current frame body still to come
+	head       []byte // the first bytes of the current body, up to what we decode
+	want       int    // how many body bytes we decode: all of a connect response, 4 (the xid) of a reply
+}
+
+// frameEvent is what a completed piece of a frame tells.
+type frameEvent struct {
+	connect *connectResponse // a connect response was completed
+	reply   bool             // a reply to one of our requests started (xid >= 0 or ping)
+}
+
+// maxConnectFrame bounds the connect response we buffer: 20 bytes of
+// fields and a 16-byte password, with room to spare.
+const maxConnectFrame = 256
+
+func (f *frameReader) feed(p []byte, emit func(frameEvent)) {
+	for len(p) > 0 {
+		if f.remaining == 0 {
+			n := copy(f.lenBuf[f.lenHave:], p)
+			f.lenHave += n
+			p = p[n:]
+			if f.lenHave < 4 {
+				return
+			}
+			f.lenHave = 0
+			f.remaining = int(binary.BigEndian.Uint32(f.lenBuf[:]))
+			f.head = f.head[:0]
+			f.want = 4
+			if !f.sawConnect {
+				f.want = min(f.remaining, maxConnectFrame)
+			}
+			if f.remaining == 0 {
+				continue
+			}
+		}
+		n := min(len(p), f.remaining)
+		if need := f.want - len(f.head); need > 0 {
+			f.head = append(f.head, p[:min(n, need)]...)
+			if len(f.head) == f.want {
+				f.decodeHead(emit)
+			}
+		}
+		f.remaining -= n
+		p = p[n:]
+	}
+}
+
+func (f *frameReader) decodeHead(emit func(frameEvent)) {
+	if !f.sawConnect {
+		f.sawConnect = true
+		if r, ok := decodeConnect(f.head); ok {
+			emit(frameEvent{connect: &r})
+		}
+		return
+	}
+	if xid := int32(binary.BigEndian.Uint32(f.head)); xid >= 0 || xid == -2 {
+		emit(frameEvent{reply: true})
+	}
+}
+
+// decodeConnect reads protocolVersion int32, timeOut int32, sessionID
+// int64 and a length-prefixed password.
+func decodeConnect(b []byte) (connectResponse, bool) {
+	if len(b) < 20 {
+		return connectResponse{}, false
+	}
+	r := connectResponse{
+		timeoutMs: int32(binary.BigEndian.Uint32(b[4:8])),
+		sessionID: int64(binary.BigEndian.Uint64(b[8:16])),
+	}
+	n := int(int32(binary.BigEndian.Uint32(b[16:20])))
+	if n > 0 && 20+n <= len(b) {
+		r.passwd = append([]byte(nil), b[20:20+n]...)
+	}
+	return r, true
+}
+
+// contactConn records, on c, every reply read through it.
+type contactConn struct {
+	net.Conn
+	contact *contact
+	now     func() time.Time
+	frames  frameReader // used only by the client's single reading goroutine
+}
+
+func (c *contactConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.frames.feed(p[:n], func(e frameEvent) {
+			switch {
+			case e.connect != nil:
+				c.contact.connected(c.now(), *e.connect)
+			case e.reply:
+				c.contact.replied(c.now())
+			}
+		})
+	}
+	return n, err
+}

@@ -1,0 +1,71 @@
+package session
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// frame returns a length-prefixed frame.
+func frame(body ...[]byte) []byte {
+	var b []byte
+	for _, part := range body {
+		b = append(b, part...)
+	}
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)
+}
+
+func connectBody(timeoutMs int32, sessionID int64, passwd []byte) []byte {
+	b := binary.BigEndian.AppendUint32(nil, 0) // protocol version
+	b = binary.BigEndian.AppendUint32(b, uint32(timeoutMs))
+	b = binary.BigEndian.AppendUint64(b, uint64(sessionID))
+	b = binary.BigEndian.AppendUint32(b, uint32(len(passwd)))
+	b = append(b, passwd...)
+	return append(b, 0) // read-only flag
+}
+
+// replyBody is a reply header with the given xid and some payload.
+func replyBody(xid int32, payload int) []byte {
+	b := binary.BigEndian.AppendUint32(nil, uint32(xid))
+	b = binary.BigEndian.AppendUint64(b, 99) // zxid
+	b = binary.BigEndian.AppendUint32(b, 0)  // err
+	return append(b, make([]byte, payload)...)
+}
+
+func TestFrameReader(t *testing.T) {
+	t.Parallel()
+	passwd := []byte("0123456789abcdef")
+	var stream []byte
+	stream = append(stream, frame(connectBody(4000, 0x1234, passwd))...)
+	stream = append(stream, frame(replyBody(-1, 40))...) // watch event: not a reply
+	stream = append(stream, frame(replyBody(-2, 0))...)  // ping reply
+	stream = append(stream, frame(replyBody(7, 300))...) // reply to a request
+	stream = append(stream, frame()...)                  // empty frame, tolerated
+
+	// Feed the stream in every chunk size, so frame and length boundaries
+	// fall everywhere.
+	for chunk := 1; chunk <= len(stream); chunk++ {
+		var f frameReader
+		var connects []connectResponse
+		replies := 0
+		for at := 0; at < len(stream); at += chunk {
+			f.feed(stream[at:min(at+chunk, len(stream))], func(e frameEvent) {
+				if e.connect != nil {
+					connects = append(connects, *e.connect)
+				}
+				if e.reply {
+					replies++
+				}
+			})
+		}
+		if len(connects) != 1 || connects[0].timeoutMs != 4000 || connects[0].sessionID != 0x1234 || string(connects[0].passwd) != string(passwd) {
+			t.Fatalf("chunk %d: connect responses %+v", chunk, connects)
+		}
+		if replies != 2 {
+			t.Fatalf("chunk %d: %d replies, want 2 (ping and xid 7, not the watch event)", chunk, replies)
+		}
+	}
+}

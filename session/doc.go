@@ -1,0 +1,24 @@
+// Package session owns the ZooKeeper connection of one allocator and turns
+// the client's connection events into typed session states.
+//
+// The client library reports events through a callback that must not
+// block and a channel that silently drops events when full. [Session]
+// takes every event from the callback into a queue of its own without
+// blocking, and after each one re-reads the client's state and session ID
+// rather than trusting that every event arrived. It reports:
+//
+//   - [Up] when a session is established, with its ID; a new ID means the
+//     previous session is gone, so [Lost] is reported first;
+//   - [Suspended] as soon as the connection is lost while the session may
+//     still be alive on the server;
+//   - [Lost] when the session expired, when a new session ID appears, or
+//     when a local lease timer, measured from the last reply the server
+//     sent to one of our requests, runs out: before the server can have
+//     expired the session;
+//   - [Closed] when the session actor stops.
+//
+// Each subscriber reads states from its own latest-wins cell, so a slow
+// subscriber sees the newest state and never holds up the others. The
+// [State.Reconnects] counter tells a subscriber that skipped intermediate
+// states that it must re-read everything and re-arm its watches.
+package session

@@ -1,0 +1,316 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkalloc/zkalloc/actor"
+)
+
+// leaseFraction is the part of the granted session timeout, counted from
+// the last reply, after which a member cut off from ZooKeeper reports its
+// session Lost. The server expires a session no sooner than one timeout
+// after it last heard from us, which is no later than our last reply
+// (minus the trip of the request); the rest of the timeout is the margin
+// for the consumer to stop.
+const leaseFraction = 0.8
+
+// Config configures a [Session]. Servers is required; zero values of the
+// other fields mean their defaults.
+type Config struct {
+	Servers []string
+	// Timeout is the session timeout asked of the server, which may grant
+	// another within its bounds. Default 10s.
+	Timeout time.Duration
+	// Dialer opens connections to servers; default net.DialTimeout. Tests
+	// use it to put a fault-injecting proxy in the way.
+	Dialer zk.Dialer
+	// WrapConn, if set, wraps the client handed to subscribers, for
+	// instrumentation such as counting requests.
+	WrapConn func(Conn) Conn
+	Logger   *slog.Logger
+	Clock    actor.Clock
+}
+
+// Session is the actor that owns the ZooKeeper client. Create it with
+// [New], add subscribers with [Session.Subscribe], then call
+// [Session.Run]. Run connects, publishes [State]s until ctx is cancelled,
+// then closes the client, which makes the server delete this session's
+// ephemeral nodes at once, and waits for the client's goroutines.
+type Session struct {
+	cfg    Config
+	subs   []*actor.Latest[State]
+	events eventQueue
+
+	contact contact
+	connsMu sync.Mutex
+	conns   map[net.Conn]struct{} // open connections, closed at shutdown so the client stops at once
+	closing bool                  // shutdown has begun: refuse new connections
+	state   State                 // owned by Run
+}
+
+// New returns a session actor; it starts nothing.
+func New(cfg Config) *Session {
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	if cfg.Dialer == nil {
+		cfg.Dialer = net.DialTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = actor.RealClock()
+	}
+	return &Session{cfg: cfg, events: newEventQueue(), conns: make(map[net.Conn]struct{})}
+}
+
+// Subscribe returns a new latest-wins cell that receives every state the
+// session publishes, starting with the current one. Call it before Run.
+func (s *Session) Subscribe() *actor.Latest[State] {
+	l := actor.NewLatest[State]()
+	s.subs = append(s.subs, l)
+	return l
+}
+
+// Credentials returns the ID and password of the session last granted by a
+// server. Tests use them to expire the session on purpose. Safe for
+// concurrent use.
+func (s *Session) Credentials() (int64, []byte) { return s.contact.credentials() }
+
+// Run connects and publishes states until ctx is cancelled. It returns
+// nil after a cancellation, once the client is closed and its goroutines
+// have exited, or an error if the client cannot be created.
+func (s *Session) Run(ctx context.Context) error {
+	if ctx.Err() != nil {
+		s.publish(State{Status: Closed, Since: s.cfg.Clock.Now()})
+		return nil
+	}
+	client, events, err := s.connect(ctx)
+	if err != nil {
+		s.publish(State{Status: Closed, Since: s.cfg.Clock.Now()})
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	defer func() {
+		s.shutdown(client, events)
+		s.state.Status, s.state.Since = Closed, s.cfg.Clock.Now()
+		s.publish(s.state)
+	}()
+
+	var conn Conn = client
+	if s.cfg.WrapConn != nil {
+		conn = s.cfg.WrapConn(conn)
+	}
+	s.state = State{Status: Connecting, Conn: conn, Since: s.cfg.Clock.Now(), Timeout: s.cfg.Timeout}
+	s.publish(s.state)
+
+	lease := s.cfg.Clock.NewTimer(time.Hour)
+	lease.Stop()
+	defer lease.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.events.wake:
+			before := s.state.Status
+			for _, ev := range s.events.drain() {
+				s.apply(ev, client)
+			}
+			if s.state.Status == Suspended && before != Suspended {
+				lease.Reset(s.leaseLeft())
+			}
+		case <-lease.C():
+			if s.state.Status != Suspended {
+				break
+			}
+			if left := s.leaseLeft(); left > 0 {
+				lease.Reset(left) // a reply arrived after the timer was set
+				break
+			}
+			s.cfg.Logger.Warn("zkalloc: no reply from ZooKeeper within the session lease; treating the session as lost",
+				"session", fmt.Sprintf("%#x", s.state.SessionID), "lastReply", s.state.LastReply)
+			s.transition(Lost, s.state.SessionID)
+		}
+	}
+}
+
+// connect creates the client. zk.Connect only fails when it cannot resolve
+// any server; that is retried with backoff until ctx ends, as a name may
+// resolve later.
+func (s *Session) connect(ctx context.Context) (*zk.Conn, <-chan zk.Event, error) {
+	var client *zk.Conn
+	var events <-chan zk.Event
+	b := backoff.NewExponentialBackOff()
+	b.MaxElapsedTime = 0 // never give up while the allocator runs
+	b.MaxInterval = 10 * time.Second
+	op := func() error {
+		var err error
+		client, events, err = zk.Connect(s.cfg.Servers, s.cfg.Timeout,
+			zk.WithDialer(s.dial),
+			zk.WithEventCallback(s.events.push),
+			zk.WithLogger(zkLogger{s.cfg.Logger}),
+			zk.WithLogInfo(false),
+			zk.WithMaxBufferSize(maxPacket),
+		)
+		if err != nil {
+			s.cfg.Logger.Warn("zkalloc: cannot create ZooKeeper client; retrying", "servers", s.cfg.Servers, "err", err)
+		}
+		return err
+	}
+	if err := backoff.Retry(op, backoff.WithContext(b, ctx)); err != nil {
+		return nil, nil, fmt.Errorf("session: connect to %v: %w", s.cfg.Servers, err)
+	}
+	return client, events, nil
+}
+
+// maxPacket bounds what the client reads in one reply: ZooKeeper's own
+// default jute.maxbuffer (1 MiB) plus room for headers.
+const maxPacket = 1<<20 + 4096
+
+func (s *Session) dial(network, address string, timeout time.Duration) (net.Conn, error) {
+	c, err := s.cfg.Dialer(network, address, timeout)
+	if err != nil {
+		return nil, err
+	}
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	if s.closing {
+		c.Close()
+		return nil, errShuttingDown
+	}
+	for old := range s.conns { // the client has moved on from older connections
+		delete(s.conns, old)
+	}
+	s.conns[c] = struct{}{}
+	return &contactConn{Conn: c, contact: &s.contact, now: s.cfg.Clock.Now}, nil
+}
+
+// shutdown closes the client and waits until its goroutines have exited,
+// which the client signals by closing its event channel. Closing our side
+// of the connection stops a client stuck reading from a server that no
+// longer answers.
+func (s *Session) shutdown(client *zk.Conn, events <-chan zk.Event) {
+	client.Close()
+	s.connsMu.Lock()
+	s.closing = true
+	for c := range s.conns {
+		c.Close()
+	}
+	s.connsMu.Unlock()
+	for range events {
+	}
+}
+
+// apply updates the state for one client event. Events are hints: the
+// session ID is read from the client, not from the event.
+func (s *Session) apply(ev zk.Event, client *zk.Conn) {
+	switch ev.State {
+	case zk.StateHasSession:
+		id := client.SessionID()
+		if id == 0 {
+			return // already gone again; a later event tells what happened
+		}
+		if s.state.SessionID != 0 && s.state.SessionID != id && s.state.Status != Lost {
+			s.transition(Lost, s.state.SessionID)
+		}
+		s.state.Reconnects++
+		s.transition(Up, id)
+	case zk.StateExpired:
+		if s.state.SessionID != 0 && s.state.Status != Lost {
+			s.transition(Lost, s.state.SessionID)
+		}
+	case zk.StateDisconnected, zk.StateConnecting, zk.StateConnected, zk.StateAuthFailed:
+		if s.state.Status == Up {
+			s.transition(Suspended, s.state.SessionID)
+		}
+	}
+}
+
+func (s *Session) transition(to Status, id int64) {
+	lastReply, granted := s.contact.snapshot()
+	if granted > 0 {
+		s.state.Timeout = granted
+	}
+	s.state.Status, s.state.SessionID, s.state.LastReply = to, id, lastReply
+	s.state.Since = s.cfg.Clock.Now()
+	switch to {
+	case Up:
+		s.cfg.Logger.Info("zkalloc: ZooKeeper session up", "session", fmt.Sprintf("%#x", id), "timeout", s.state.Timeout, "reconnects", s.state.Reconnects)
+	default:
+		s.cfg.Logger.Warn("zkalloc: ZooKeeper session "+to.String(), "session", fmt.Sprintf("%#x", id))
+	}
+	s.publish(s.state)
+}
+
+// leaseLeft is how long a suspended session may still be alive on the
+// server, by our lease.
+func (s *Session) leaseLeft() time.Duration {
+	lastReply, _ := s.contact.snapshot()
+	lease := time.Duration(float64(s.state.Timeout) * leaseFraction)
+	return lastReply.Add(lease).Sub(s.cfg.Clock.Now())
+}
+
+func (s *Session) publish(st State) {
+	for _, l := range s.subs {
+		l.Set(st)
+	}
+}
+
+// eventQueue hands client events from the client's goroutine to Run
+// without ever blocking that goroutine and without dropping an event.
+type eventQueue struct {
+	mu     sync.Mutex
+	queued []zk.Event
+	wake   chan struct{}
+}
+
+func newEventQueue() eventQueue {
+	// One slot: push records "there is something to drain" without
+	// blocking, and a pending wake-up is never lost.
+	return eventQueue{wake: make(chan struct{}, 1)}
+}
+
+// push is the client's event callback. It keeps session events only.
+func (q *eventQueue) push(ev zk.Event) {
+	if ev.Type != zk.EventSession {
+		return
+	}
+	q.mu.Lock()
+	q.queued = append(q.queued, ev)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (q *eventQueue) drain() []zk.Event {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	evs := q.queued
+	q.queued = nil
+	return evs
+}
+
+// zkLogger sends the client's own log lines to slog at debug level; the
+// session reports what matters itself.
+type zkLogger struct{ l *slog.Logger }
+
+func (z zkLogger) Printf(format string, args ...any) {
+	z.l.Debug("zk: " + fmt.Sprintf(format, args...))
+}
+
+// errShuttingDown refuses new connections once shutdown has begun.
+var errShuttingDown = errors.New("session: shutting down")

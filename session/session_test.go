@@ -1,0 +1,187 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/zktest"
+	"github.com/zkalloc/zkalloc/session"
+)
+
+// watcher follows one subscription.
+type watcher struct {
+	t    *testing.T
+	sub  *actor.Latest[session.State]
+	last session.State
+}
+
+// waitFor waits until a published state satisfies ok and returns it.
+func (w *watcher) waitFor(what string, within time.Duration, ok func(session.State) bool) session.State {
+	w.t.Helper()
+	deadline := time.After(within)
+	for !ok(w.last) {
+		select {
+		case <-w.sub.Changed():
+			if st, got := w.sub.Take(); got {
+				w.last = st
+			}
+		case <-deadline:
+			w.t.Fatalf("no %s state within %v; last %+v", what, within, w.last)
+		}
+	}
+	return w.last
+}
+
+// run starts a session through a proxy and returns its watcher and a
+// stop function that cancels it and returns how long Run took to return.
+func run(t *testing.T, servers []string, timeout time.Duration) (*session.Session, *watcher, func() time.Duration) {
+	t.Helper()
+	s := session.New(session.Config{Servers: servers, Timeout: timeout, Logger: slog.New(slog.DiscardHandler)})
+	w := &watcher{t: t, sub: s.Subscribe()}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	stopped := false
+	stop := func() time.Duration {
+		if stopped {
+			return 0
+		}
+		stopped = true
+		start := time.Now()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run() = %v", err)
+		}
+		return time.Since(start)
+	}
+	t.Cleanup(func() { stop() })
+	return s, w, stop
+}
+
+func isUp(st session.State) bool { return st.Status == session.Up }
+
+func TestSessionStates(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	proxy := zktest.StartProxy(t, srv.Addr())
+	const timeout = 4 * time.Second
+	s, w, stop := run(t, proxy.Addrs(), timeout)
+
+	up := w.waitFor("up", 10*time.Second, isUp)
+	if up.SessionID == 0 || up.Reconnects != 1 || up.Conn == nil {
+		t.Fatalf("first Up = %+v", up)
+	}
+	if up.Timeout != timeout {
+		t.Errorf("granted timeout %v, want %v", up.Timeout, timeout)
+	}
+	if id, passwd := s.Credentials(); id != up.SessionID || len(passwd) == 0 {
+		t.Errorf("Credentials() = %#x, %d bytes; want the session's", id, len(passwd))
+	}
+	if _, err := up.Conn.Create("/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+
+	// A reset connection resumes the same session.
+	proxy.Reset()
+	again := w.waitFor("up again", 10*time.Second, func(st session.State) bool { return isUp(st) && st.Reconnects >= 2 })
+	if again.SessionID != up.SessionID {
+		t.Errorf("after a reset the session changed from %#x to %#x", up.SessionID, again.SessionID)
+	}
+
+	// A black hole: suspended, then lost by the local lease while the
+	// server still holds the session, then a new session.
+	observer, _, err := zk.Connect([]string{srv.Addr()}, 10*time.Second, zk.WithLogger(quiet{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer observer.Close()
+	proxy.Blackhole(true)
+	w.waitFor("suspended", timeout, func(st session.State) bool { return st.Status == session.Suspended })
+	lost := w.waitFor("lost", timeout, func(st session.State) bool { return st.Status == session.Lost })
+	exists, stat, err := observer.Exists("/eph")
+	if err != nil || !exists || stat.EphemeralOwner != up.SessionID {
+		t.Errorf("when Lost was reported the server had already dropped the session (exists %v, err %v)", exists, err)
+	}
+	if lost.SessionID != up.SessionID {
+		t.Errorf("Lost names session %#x, want %#x", lost.SessionID, up.SessionID)
+	}
+	// Let the server expire it, then restore the network.
+	waitGone(t, observer, "/eph", 2*timeout)
+	proxy.Blackhole(false)
+	renewed := w.waitFor("up with a new session", 10*time.Second, isUp)
+	if renewed.SessionID == up.SessionID {
+		t.Errorf("after expiry the session is still %#x", renewed.SessionID)
+	}
+
+	// Close during a fault returns quickly.
+	proxy.Blackhole(true)
+	w.waitFor("suspended", timeout, func(st session.State) bool { return st.Status == session.Suspended })
+	if took := stop(); took > 5*time.Second {
+		t.Errorf("Run took %v to return after cancel during a black hole", took)
+	}
+	w.waitFor("closed", time.Second, func(st session.State) bool { return st.Status == session.Closed })
+}
+
+func TestSessionCloseDeletesEphemerals(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	_, w, stop := run(t, []string{srv.Addr()}, 4*time.Second)
+	up := w.waitFor("up", 10*time.Second, isUp)
+	if _, err := up.Conn.Create("/gone", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	observer, _, err := zk.Connect([]string{srv.Addr()}, 10*time.Second, zk.WithLogger(quiet{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer observer.Close()
+	exists, _, err := observer.Exists("/gone")
+	if err != nil || exists {
+		t.Errorf("ephemeral node still there after Run returned (exists %v, err %v)", exists, err)
+	}
+}
+
+func TestSessionCancelledBeforeConnect(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s := session.New(session.Config{Servers: []string{"127.0.0.1:1"}})
+	sub := s.Subscribe()
+	if err := s.Run(ctx); err != nil {
+		t.Fatalf("Run() = %v", err)
+	}
+	if st, ok := sub.Take(); !ok || st.Status != session.Closed {
+		t.Errorf("state %+v, want Closed", st)
+	}
+}
+
+func waitGone(t *testing.T, c *zk.Conn, path string, within time.Duration) {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		exists, _, ev, err := c.ExistsW(path)
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			t.Fatal(err)
+		}
+		if !exists {
+			return
+		}
+		select {
+		case <-ev:
+		case <-deadline:
+			t.Fatalf("%s still exists after %v", path, within)
+		}
+	}
+}
+
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}
+
