@@ -121,7 +121,9 @@ func TestActorAssignsOnceViewsAreFresh(t *testing.T) {
 	// Views from another session must not be used.
 	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 10, SessionID: 6, Reconnects: 1})
 	h.sendParts(partitions.View{Parts: ps("t", 0, 1, 2, 3), Zxid: 12, SessionID: 7, Reconnects: 1})
-	h.none(func() { h.sendParts(partitions.View{Parts: ps("t", 0, 1, 2, 3), Zxid: 12, SessionID: 7, Reconnects: 1}) })
+	h.none(func() {
+		h.sendParts(partitions.View{Parts: ps("t", 0, 1, 2, 3), Zxid: 12, SessionID: 7, Reconnects: 1})
+	})
 
 	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 10, SessionID: 7, Reconnects: 1})
 	u := h.next()
@@ -146,7 +148,9 @@ func TestActorWaitsUntilRegistered(t *testing.T) {
 	h := newHarness(t, "me", 0, rebalance.RoundRobin)
 	h.up(1, 1)
 	h.sendParts(partitions.View{Parts: ps("t", 0), Zxid: 3, SessionID: 1, Reconnects: 1})
-	h.none(func() { h.sendMembers(membership.View{Members: []string{"other"}, Zxid: 4, SessionID: 1, Reconnects: 1}) })
+	h.none(func() {
+		h.sendMembers(membership.View{Members: []string{"other"}, Zxid: 4, SessionID: 1, Reconnects: 1})
+	})
 	h.sendMembers(membership.View{Members: []string{"me", "other"}, Zxid: 5, SessionID: 1, Reconnects: 1})
 	if u := h.next(); u.Generation != 5 {
 		t.Errorf("generation = %d, want 5", u.Generation)

@@ -184,4 +184,3 @@ func waitGone(t *testing.T, c *zk.Conn, path string, within time.Duration) {
 type quiet struct{}
 
 func (quiet) Printf(string, ...any) {}
-
