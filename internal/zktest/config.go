@@ -1,0 +1,143 @@
+package zktest
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultTickTime is the tick used when [Options.TickTime] is zero. It is
+// shorter than ZooKeeper's 2 s default so that session timeouts, which the
+// server clamps to between 2 and 20 ticks by default, can be short in tests.
+const DefaultTickTime = 500 * time.Millisecond
+
+// Options configures the servers started by [StartServer] and
+// [StartEnsemble]. The zero value is ready to use. Options is a plain value;
+// the functions that take it copy it.
+type Options struct {
+	// TickTime is ZooKeeper's time unit (zoo.cfg tickTime): heartbeats,
+	// session expiry checks and the defaults of the session timeout bounds
+	// are counted in ticks. Zero means [DefaultTickTime].
+	TickTime time.Duration
+
+	// MinSessionTimeout and MaxSessionTimeout bound the session timeout the
+	// server grants: a client's requested timeout is clamped into
+	// [MinSessionTimeout, MaxSessionTimeout]. Zero means ZooKeeper's
+	// defaults, 2 and 20 ticks (1 s and 10 s with the default tick).
+	MinSessionTimeout time.Duration
+	MaxSessionTimeout time.Duration
+
+	// Dir is the directory in which each server's own directory (zoo.cfg,
+	// data directory and log file) is created. Empty means a new temporary
+	// directory, removed by Close. When Dir is set, Close leaves the
+	// files in place so that they can be inspected (for example as CI
+	// artifacts).
+	Dir string
+
+	// Log, if not nil, also receives the servers' output (ZooKeeper's log at
+	// INFO level), each line prefixed with the server's name. The output
+	// always goes to a file in the server's directory too; its tail is
+	// quoted in start errors. Writes to Log are serialized by this package
+	// and their errors are ignored, so a failing Log never stalls a server.
+	Log io.Writer
+}
+
+// settings are validated, defaulted Options.
+type settings struct {
+	tick       time.Duration
+	minSession time.Duration // 0: ZooKeeper's default
+	maxSession time.Duration // 0: ZooKeeper's default
+	dir        string
+	log        io.Writer
+}
+
+// validate checks o and fills in its defaults. Errors name the field and
+// the bad value.
+func (o Options) validate() (settings, error) {
+	s := settings{
+		tick:       o.TickTime,
+		minSession: o.MinSessionTimeout,
+		maxSession: o.MaxSessionTimeout,
+		dir:        o.Dir,
+		log:        o.Log,
+	}
+	if s.tick == 0 {
+		s.tick = DefaultTickTime
+	}
+	fields := []struct {
+		name string
+		d    time.Duration
+	}{
+		{"TickTime", s.tick},
+		{"MinSessionTimeout", s.minSession},
+		{"MaxSessionTimeout", s.maxSession},
+	}
+	for _, f := range fields {
+		if f.d < 0 || f.d%time.Millisecond != 0 {
+			return settings{}, fmt.Errorf("zktest: Options.%s %v: want a positive whole number of milliseconds, or zero for the default", f.name, f.d)
+		}
+	}
+	lo, hi := s.minSession, s.maxSession
+	if lo == 0 {
+		lo = 2 * s.tick
+	}
+	if hi == 0 {
+		hi = 20 * s.tick
+	}
+	if lo > hi {
+		return settings{}, fmt.Errorf("zktest: Options.MinSessionTimeout %v (effective) exceeds Options.MaxSessionTimeout %v (effective)", lo, hi)
+	}
+	return s, nil
+}
+
+// peer is one member of an ensemble as zoo.cfg lists it.
+type peer struct {
+	id           int // myid, from 1
+	peerPort     int // followers connect to the leader here
+	electionPort int // leader election
+}
+
+// serverConfig is everything a zoo.cfg holds for one server.
+type serverConfig struct {
+	dataDir    string
+	clientPort int
+	settings   settings
+	peers      []peer // nil for a standalone server
+}
+
+// render returns the zoo.cfg text. It is deterministic.
+func (c serverConfig) render() string {
+	var b strings.Builder
+	kv := func(k string, v any) { fmt.Fprintf(&b, "%s=%v\n", k, v) }
+	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+	kv("tickTime", ms(c.settings.tick))
+	kv("dataDir", c.dataDir)
+	kv("clientPort", c.clientPort)
+	kv("clientPortAddress", loopback)
+	if c.settings.minSession > 0 {
+		kv("minSessionTimeout", ms(c.settings.minSession))
+	}
+	if c.settings.maxSession > 0 {
+		kv("maxSessionTimeout", ms(c.settings.maxSession))
+	}
+	kv("admin.enableServer", false)
+	kv("4lw.commands.whitelist", "*")
+	// Durability against power loss is not under test.
+	kv("forceSync", "no")
+	// Many test clients share 127.0.0.1; the default limit per IP is 60.
+	kv("maxClientCnxns", 0)
+	if c.peers != nil {
+		kv("initLimit", 10)
+		kv("syncLimit", 5)
+		if len(c.peers) == 1 {
+			// Keep a one-member ensemble a quorum peer (Mode: leader).
+			kv("standaloneEnabled", false)
+		}
+		for _, p := range c.peers {
+			kv("server."+strconv.Itoa(p.id), fmt.Sprintf("%s:%d:%d", loopback, p.peerPort, p.electionPort))
+		}
+	}
+	return b.String()
+}

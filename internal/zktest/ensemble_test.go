@@ -1,0 +1,127 @@
+package zktest_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkalloc/zkalloc/internal/zktest"
+)
+
+// A 3-member ensemble elects a leader; after the leader is killed the
+// others elect a new one and a client keeps its session and keeps working.
+func TestEnsembleLeaderFailover(t *testing.T) {
+	t.Parallel()
+	begin := time.Now()
+	e := zktest.NewEnsemble(t, 3, zktest.Options{})
+	t.Logf("3-member ensemble serving in %v", time.Since(begin).Round(time.Millisecond))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	addrs := e.Addrs()
+	if len(addrs) != 3 {
+		t.Fatalf("Addrs() = %q, want 3", addrs)
+	}
+	leader, err := e.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range addrs {
+		srvr, err := zktest.FourLetter(ctx, a, "srvr")
+		want := "Mode: follower"
+		if i == leader {
+			want = "Mode: leader"
+		}
+		if err != nil || !strings.Contains(srvr, want) {
+			t.Errorf("member %d srvr = %q, %v; want %s", i, srvr, err, want)
+		}
+	}
+
+	c := connect(t, addrs, 8*time.Second)
+	id := c.SessionID()
+	if _, err := c.Create("/failover", []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+
+	begin = time.Now()
+	if err := e.Kill(leader); err != nil {
+		t.Fatal(err)
+	}
+	newLeader, err := e.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if newLeader == leader {
+		t.Fatalf("Leader() after killing %d = %d", leader, newLeader)
+	}
+	elected := time.Since(begin)
+	if err := e.WaitServing(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The client reconnects by itself; writes fail until it has.
+	waitUntil(t, 20*time.Second, "a write after failover", func() bool {
+		_, err := c.Set("/failover", []byte("1"), -1)
+		return err == nil
+	})
+	t.Logf("new leader %d (was %d) elected %v after the kill; client writing again after %v; client states %q",
+		newLeader, leader, elected.Round(time.Millisecond), time.Since(begin).Round(time.Millisecond), c.history())
+	if got := c.SessionID(); got != id {
+		t.Errorf("session after failover = %#x, want the same %#x", got, id)
+	}
+
+	// The old leader rejoins as a follower.
+	if err := e.Start(ctx, leader); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.StartAll(ctx); err != nil { // all running: waits for all to serve
+		t.Fatal(err)
+	}
+	if got, err := e.Leader(ctx); err != nil || got != newLeader {
+		t.Errorf("Leader() after the old leader rejoined = %d, %v; want %d", got, err, newLeader)
+	}
+	data, _, err := c.Get("/failover")
+	if err != nil || string(data) != "1" {
+		t.Errorf("Get(/failover) = %q, %v; want \"1\"", data, err)
+	}
+
+	// A clean stop of every member, then a full restart, keeps the data.
+	if err := e.StopAll(); err != nil {
+		t.Fatal(err)
+	}
+	begin = time.Now()
+	if err := e.StartAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("full restart serving in %v", time.Since(begin).Round(time.Millisecond))
+	waitUntil(t, 20*time.Second, "a read after the full restart", func() bool {
+		data, _, err := c.Get("/failover")
+		return err == nil && string(data) == "1"
+	})
+
+	if err := e.Stop(3); err == nil {
+		t.Error("Stop(3) on a 3-member ensemble: no error")
+	}
+	if err := e.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if err := e.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := e.Leader(ctx); !errors.Is(err, zktest.ErrClosed) {
+		t.Errorf("Leader after Close: %v, want ErrClosed", err)
+	}
+}
+
+// A one-member ensemble is a quorum peer that leads itself.
+func TestEnsembleOfOne(t *testing.T) {
+	t.Parallel()
+	e := zktest.NewEnsemble(t, 1, zktest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if got, err := e.Leader(ctx); err != nil || got != 0 {
+		t.Errorf("Leader() = %d, %v; want 0", got, err)
+	}
+}

@@ -1,0 +1,289 @@
+package zktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// proxyDialTimeout bounds the proxy's connection to a target.
+const proxyDialTimeout = 5 * time.Second
+
+// Proxy is a fault-injecting TCP proxy on 127.0.0.1: one listening port per
+// target, each forwarding to its target. Give a client [Proxy.Addrs]
+// instead of the servers' addresses, then cut its connections with
+// [Proxy.Reset] or silence them with [Proxy.Blackhole].
+//
+// The proxy starts, per listening port, a goroutine that accepts, and per
+// connection two that copy; [Proxy.Close] stops and waits for them all.
+// A Proxy is safe for concurrent use.
+type Proxy struct {
+	targets []string
+	lns     []net.Listener
+	addrs   []string
+	// ctx is cancelled by Close to abort dials in flight. It is a field, not
+	// an argument, because the goroutines that dial live as long as the
+	// Proxy, not as long as any call.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // every goroutine the proxy started
+
+	mu        sync.Mutex
+	links     map[*link]struct{}
+	blackhole bool
+	closed    bool
+}
+
+// link is one proxied connection.
+type link struct {
+	client net.Conn
+	server net.Conn // guarded by Proxy.mu; nil until dialled, and for a link accepted while black-holed
+	ended  bool     // guarded by Proxy.mu; both connections are closed
+	// blackholed makes the copy loops drop what they read. It is atomic
+	// because the loops check it for every read.
+	blackholed atomic.Bool
+}
+
+// NewProxy listens on a new 127.0.0.1 port for each target address and
+// forwards every connection accepted there to that target. The target is
+// dialled when a client connects; if that fails, the client's connection
+// is reset. NewProxy starts the accepting goroutines at once; the caller
+// must Close the Proxy.
+func NewProxy(targets ...string) (*Proxy, error) {
+	if len(targets) == 0 {
+		return nil, errors.New("zktest: NewProxy: no targets")
+	}
+	p := &Proxy{targets: append([]string(nil), targets...), links: make(map[*link]struct{})}
+	for _, t := range targets {
+		ln, err := net.Listen("tcp", loopback+":0")
+		if err != nil {
+			for _, l := range p.lns {
+				l.Close()
+			}
+			return nil, fmt.Errorf("zktest: proxy for %s: %w", t, err)
+		}
+		p.lns = append(p.lns, ln)
+		p.addrs = append(p.addrs, ln.Addr().String())
+	}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	for i, ln := range p.lns {
+		p.wg.Add(1)
+		go p.accept(ln, p.targets[i])
+	}
+	return p, nil
+}
+
+// Addrs returns the proxy's listening addresses ("127.0.0.1:port"), one per
+// target in the order given to [NewProxy]. The slice is a copy. Addrs is
+// safe for concurrent use.
+func (p *Proxy) Addrs() []string {
+	return append([]string(nil), p.addrs...)
+}
+
+// Reset aborts every open connection at once, in both directions, with a
+// TCP reset (RST): the client and the server both see the connection fail,
+// as when a network path breaks. Connections made afterwards work (or are
+// black-holed, see [Proxy.Blackhole]). Reset is safe for concurrent use.
+func (p *Proxy) Reset() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for l := range p.links {
+		p.endLocked(l, true)
+	}
+}
+
+// Blackhole turns the black hole on or off.
+//
+// While it is on, open connections stay open but nothing is forwarded in
+// either direction: what either side sends is read and dropped. New
+// connections are accepted, but the proxy does not connect them to the
+// target, and what the client sends is dropped. So both sides see silence,
+// as when a network path loses every packet, and each notices only
+// through its own timeouts. Bytes already read when Blackhole(true) is
+// called may still be delivered.
+//
+// Turning it off resets (RST) every connection that was black-holed, since
+// its byte stream has lost data; connections made afterwards forward
+// normally. Turning it on or off twice does nothing. Blackhole is safe for
+// concurrent use.
+func (p *Proxy) Blackhole(on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || p.blackhole == on {
+		return
+	}
+	p.blackhole = on
+	for l := range p.links {
+		switch {
+		case on:
+			l.blackholed.Store(true)
+		case l.blackholed.Load():
+			p.endLocked(l, true)
+		}
+	}
+}
+
+// Close stops listening, resets every connection and waits for every
+// goroutine the proxy started to return. Later calls do nothing and
+// return nil. Close is safe for concurrent use.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		p.wg.Wait()
+		return nil
+	}
+	p.closed = true
+	var errs []error
+	for _, ln := range p.lns {
+		if err := ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	for l := range p.links {
+		p.endLocked(l, true)
+	}
+	p.cancel()
+	p.mu.Unlock()
+	p.wg.Wait()
+	return errors.Join(errs...)
+}
+
+// accept accepts connections on ln until it is closed and starts a
+// handler for each.
+func (p *Proxy) accept(ln net.Listener, target string) {
+	defer p.wg.Done()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// A transient failure (out of file descriptors, say): pause
+			// rather than spin.
+			select {
+			case <-p.ctx.Done():
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			continue
+		}
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			abort(c)
+			continue // the listener is closed: Accept fails next
+		}
+		l := &link{client: c}
+		l.blackholed.Store(p.blackhole)
+		p.links[l] = struct{}{}
+		p.wg.Add(1) // this goroutine is counted in wg, so wg is not zero here
+		p.mu.Unlock()
+		go p.handle(l, target)
+	}
+}
+
+// handle connects l to target and copies in both directions until either
+// side ends or the link is aborted.
+func (p *Proxy) handle(l *link, target string) {
+	defer p.wg.Done()
+	defer func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.endLocked(l, true)
+		delete(p.links, l)
+	}()
+
+	if l.blackholed.Load() {
+		// Accepted while black-holed: never connected; drop what comes.
+		_ = pump(l, l.client, io.Discard)
+		return
+	}
+	d := net.Dialer{Timeout: proxyDialTimeout}
+	server, err := d.DialContext(p.ctx, "tcp", target)
+	if err != nil {
+		return // the deferred end resets the client
+	}
+	p.mu.Lock()
+	if l.ended {
+		p.mu.Unlock()
+		abort(server)
+		return
+	}
+	l.server = server
+	p.mu.Unlock()
+
+	done := make(chan struct{}) // closed when the server-to-client copier returns
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer close(done)
+		p.finish(l, server, pump(l, server, l.client))
+	}()
+	p.finish(l, l.client, pump(l, l.client, server))
+	<-done
+}
+
+// finish is called when reading from src ended with err. Normally it ends
+// l, which ends the other direction too: a clean close (EOF) is passed on
+// as a clean close, anything else as a reset. While l is black-holed the
+// other side must not learn of it: only src is closed, and the rest of l
+// ends when the black hole is lifted.
+func (p *Proxy) finish(l *link, src net.Conn, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if l.blackholed.Load() {
+		abort(src)
+		return
+	}
+	p.endLocked(l, !errors.Is(err, io.EOF))
+}
+
+// pump copies from src to dst until reading fails, dropping what it reads
+// while l is black-holed. It returns the error that ended it (io.EOF for a
+// clean close by src).
+func pump(l *link, src net.Conn, dst io.Writer) error {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 && !l.blackholed.Load() {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return werr
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// endLocked closes both of l's connections, with a reset if rst; once.
+func (p *Proxy) endLocked(l *link, rst bool) {
+	if l.ended {
+		return
+	}
+	l.ended = true
+	for _, c := range []net.Conn{l.client, l.server} {
+		if c == nil {
+			continue
+		}
+		if rst {
+			abort(c)
+		} else {
+			c.Close()
+		}
+	}
+}
+
+// abort closes c with a TCP reset rather than a FIN.
+func abort(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	c.Close()
+}

@@ -1,0 +1,133 @@
+package zktest
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Leader returns the index of the current leader: the one running member
+// that reports "Mode: leader". It polls until there is one, for example
+// while the members elect a new leader after the old one was stopped.
+// ctx bounds the wait (two minutes if it has no deadline). Leader is safe
+// for concurrent use.
+func (e *Ensemble) Leader(ctx context.Context) (int, error) {
+	ctx, cancel := withDefaultDeadline(ctx, defaultWait)
+	defer cancel()
+	leader := -1
+	err := e.waitFor(ctx, false, func(modes []string) bool {
+		leader = soleLeader(modes)
+		return leader >= 0
+	})
+	return leader, err
+}
+
+// WaitServing waits until a quorum serves clients: exactly one running
+// member is the leader, and the leader and its followers are a majority of
+// the ensemble. Use it after stopping or starting members. ctx bounds the
+// wait (two minutes if it has no deadline). WaitServing is safe for
+// concurrent use.
+func (e *Ensemble) WaitServing(ctx context.Context) error {
+	ctx, cancel := withDefaultDeadline(ctx, defaultWait)
+	defer cancel()
+	return e.waitFor(ctx, false, quorumServing)
+}
+
+// soleLeader returns the index of the only leader in modes, or -1.
+func soleLeader(modes []string) int {
+	leader := -1
+	for i, m := range modes {
+		if m == modeLeader {
+			if leader >= 0 {
+				return -1
+			}
+			leader = i
+		}
+	}
+	return leader
+}
+
+// quorumServing reports whether modes show a leader with a majority.
+func quorumServing(modes []string) bool {
+	if soleLeader(modes) < 0 {
+		return false
+	}
+	serving := 0
+	for _, m := range modes {
+		if m == modeLeader || m == modeFollower {
+			serving++
+		}
+	}
+	return serving > len(modes)/2
+}
+
+// allServing reports whether every member serves under one leader.
+func allServing(modes []string) bool {
+	if soleLeader(modes) < 0 {
+		return false
+	}
+	for _, m := range modes {
+		if m != modeLeader && m != modeFollower {
+			return false
+		}
+	}
+	return true
+}
+
+// waitFor polls the members' modes until cond holds or ctx ends. If
+// needAll, a member that is not running or failed to bind a port fails the
+// wait at once, since cond can then never hold.
+func (e *Ensemble) waitFor(ctx context.Context, needAll bool, cond func(modes []string) bool) error {
+	t := time.NewTicker(pollInterval)
+	defer t.Stop()
+	for {
+		modes, err := e.modes(ctx, needAll)
+		if err != nil {
+			return err
+		}
+		if cond(modes) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("zktest: ensemble modes %q: %w", modes, context.Cause(ctx))
+		case <-t.C:
+		}
+	}
+}
+
+// modes asks every running member for its `srvr` mode. A member that is
+// stopped, not serving or not answering has mode "". If needAll, a member
+// that is not running or failed to bind a port is an error.
+func (e *Ensemble) modes(ctx context.Context, needAll bool) ([]string, error) {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, ErrClosed
+	}
+	addrs := make([]string, len(e.members))
+	for i, m := range e.members {
+		switch {
+		case needAll && !m.running():
+			e.mu.Unlock()
+			return nil, fmt.Errorf("zktest: %s: %w", m.name, ErrExited)
+		case needAll && m.proc.bindFailed():
+			// It will exit, but only after retrying for seconds.
+			e.mu.Unlock()
+			return nil, fmt.Errorf("zktest: %s: %w", m.name, errBindFailed)
+		case m.running():
+			addrs[i] = m.addr()
+		}
+	}
+	e.mu.Unlock()
+	modes := make([]string, len(addrs))
+	for i, a := range addrs {
+		if a == "" {
+			continue
+		}
+		if reply, err := probe(ctx, a, "srvr"); err == nil {
+			modes[i] = parseMode(reply)
+		}
+	}
+	return modes, nil
+}
