@@ -1,0 +1,40 @@
+// Package history records what each member's consumer was told and did,
+// and checks the whole history against the allocator's promises.
+//
+// A test harness wraps every consumer: it calls [Recorder.Received] when the
+// consumer takes an Update from the channel, [Recorder.Acked] once the
+// consumer has stopped that Update's Revoked partitions, and
+// [Recorder.Closed] once the consumer has stopped everything (before the
+// allocator's Close, or when the harness kills the process). Injected
+// faults go to [Recorder.Fault]. [Check] then sweeps the [History] in time
+// order and reports:
+//
+//   - (a) double ownership: no partition is held by two members at one
+//     instant, where a revoked partition is still held by its old owner
+//     until that owner acknowledges the revoking Update or a later one;
+//   - (b) recovery: after the faults end, every expected partition is owned
+//     again (in some member's last received Assigned) within a deadline,
+//     with the longest unowned gap of each partition;
+//   - (c) convergence: the live members end on one Generation and one
+//     member list, and their Assigned split the expected set exactly.
+//
+// # Ownership model
+//
+// A member holds a partition from the instant it receives an Update that
+// assigns it. Acknowledging Update k tells that the consumer has stopped
+// every partition not assigned by k or by any Update it received after k,
+// so from then on the member holds exactly the union of the Assigned of
+// Updates k, k+1, … up to the newest it received. Before its first
+// acknowledgement it holds the union of everything it has received.
+// Acknowledging an Update older than one already acknowledged changes
+// nothing, and so does acknowledging an Update of an earlier incarnation.
+// Closing releases everything; receiving again under the same name starts
+// a new incarnation.
+//
+// A member owns a partition, for (b) and (c), while its newest received
+// Update assigns it: revoked-but-unacknowledged partitions are held but
+// not owned.
+//
+// [Check] is a pure function of a [History] value; [Recorder] is the only
+// part that needs a lock. Neither starts goroutines.
+package history

@@ -1,0 +1,132 @@
+package history
+
+import (
+	"slices"
+	"time"
+)
+
+// The sweep's bookkeeping of who holds (a) and who owns (b) each partition.
+
+// hold counts one more Update in member mi's window assigning id; if mi
+// did not hold id, it now does, alongside any other holder.
+func (c *checker) hold(mi int, id int32, t time.Time) {
+	m := c.members[mi]
+	if n := len(c.parts) - len(m.hold); n > 0 {
+		m.hold = append(m.hold, make([]int32, n)...)
+	}
+	m.hold[id]++
+	if m.hold[id] > 1 {
+		return
+	}
+	ps := &c.state[id]
+	for _, h := range ps.holders {
+		first := c.members[h]
+		_, assigned := slices.BinarySearch(first.latest, id)
+		ps.open = append(ps.open, openOverlap{
+			Overlap: Overlap{Partition: c.parts[id], First: first.name, Second: m.name, From: t, Unacked: !assigned},
+			a:       h, b: mi,
+		})
+	}
+	ps.holders = append(ps.holders, mi)
+}
+
+// unhold undoes one hold; when member mi no longer holds id, the double
+// ownerships it was part of end.
+func (c *checker) unhold(mi int, id int32, t time.Time) {
+	m := c.members[mi]
+	m.hold[id]--
+	if m.hold[id] > 0 {
+		return
+	}
+	ps := &c.state[id]
+	ps.holders = slices.DeleteFunc(ps.holders, func(h int) bool { return h == mi })
+	ps.open = slices.DeleteFunc(ps.open, func(o openOverlap) bool {
+		if o.a != mi && o.b != mi {
+			return false
+		}
+		o.To = t
+		c.overlaps = append(c.overlaps, o.Overlap)
+		return true
+	})
+}
+
+// own counts one more member whose newest Update assigns id.
+func (c *checker) own(id int32, t time.Time) {
+	ps := &c.state[id]
+	c.conv.bad -= ps.bad()
+	ps.owners++
+	c.conv.bad += ps.bad()
+	if ps.owners == 1 {
+		if ps.everOwned {
+			c.gap(id, ps.gapFrom, t, false)
+		}
+		ps.everOwned = true
+	}
+}
+
+// disown undoes own.
+func (c *checker) disown(id int32, t time.Time) {
+	ps := &c.state[id]
+	c.conv.bad -= ps.bad()
+	ps.owners--
+	c.conv.bad += ps.bad()
+	if ps.owners == 0 {
+		ps.gapFrom = t
+	}
+}
+
+// bad is 1 if the partition is not owned as the final state wants: once
+// if expected, not at all otherwise.
+func (ps *partState) bad() int {
+	if ps.expected && ps.owners != 1 || !ps.expected && ps.owners > 0 {
+		return 1
+	}
+	return 0
+}
+
+// gap records that id was unowned from from to to (open: still at the end).
+func (c *checker) gap(id int32, from, to time.Time, open bool) {
+	ps := &c.state[id]
+	g := Gap{Partition: c.parts[id], From: from, To: to, Open: open}
+	if !ps.hasGap || g.Duration() > ps.longest.Duration() {
+		ps.longest, ps.hasGap = g, true
+	}
+	if ps.expected && c.late(g) {
+		c.unowned = append(c.unowned, g)
+	}
+}
+
+// late reports whether g breaks (b): still open at the end, or lasting
+// longer than the deadline counted from the later of its start and the
+// end of the faults.
+func (c *checker) late(g Gap) bool {
+	if g.Open {
+		return true
+	}
+	if c.opts.Deadline <= 0 {
+		return false
+	}
+	from := g.From
+	if c.faultsEnd.After(from) {
+		from = c.faultsEnd
+	}
+	return g.To.Sub(from) > c.opts.Deadline
+}
+
+// diff returns what next adds to and removes from prev, both sorted.
+func diff(prev, next []int32) (added, removed []int32) {
+	i, j := 0, 0
+	for i < len(prev) || j < len(next) {
+		switch {
+		case j == len(next) || i < len(prev) && prev[i] < next[j]:
+			removed = append(removed, prev[i])
+			i++
+		case i == len(prev) || next[j] < prev[i]:
+			added = append(added, next[j])
+			j++
+		default:
+			i, j = i+1, j+1
+		}
+	}
+	return added, removed
+}

@@ -1,0 +1,164 @@
+package history
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/zkalloc/zkalloc/partitions"
+)
+
+// EventKind says what a member's consumer did.
+type EventKind uint8
+
+// The kinds of [Event].
+const (
+	// KindReceived: the consumer received an Update.
+	KindReceived EventKind = iota + 1
+	// KindAcked: the consumer stopped the partitions revoked by the Update
+	// numbered [Event.Seq], and everything else not assigned by it or by a
+	// later received Update.
+	KindAcked
+	// KindClosed: the consumer stopped every partition. A later
+	// KindReceived for the same member starts a new incarnation.
+	KindClosed
+)
+
+// String returns "received", "acked" or "closed".
+func (k EventKind) String() string {
+	switch k {
+	case KindReceived:
+		return "received"
+	case KindAcked:
+		return "acked"
+	case KindClosed:
+		return "closed"
+	}
+	return "EventKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Event is one recorded step of one member's consumer. Its slices are
+// shared between copies and must not be modified.
+type Event struct {
+	Time   time.Time // when it was recorded
+	Kind   EventKind
+	Member string // the member's name, the same across its incarnations
+	// Seq numbers Updates: for KindReceived, the number [Recorder.Received]
+	// returned (unique within a history); for KindAcked, the number of the
+	// acknowledged Update; 0 for KindClosed.
+	Seq int
+	// Generation, Members, Assigned and Revoked copy the received Update;
+	// they are set for KindReceived only.
+	Generation int64
+	Members    []string
+	Assigned   []partitions.Partition
+	Revoked    []partitions.Partition
+}
+
+// Fault is one injected fault, for the report.
+type Fault struct {
+	Kind       string    // free text, such as "kill" or "partition"
+	Start, End time.Time // when it was active
+}
+
+// History is what a [Recorder] saw: events ordered by time (ties in the
+// order they were recorded) and faults ordered by start. [Check] reads it;
+// tests may also build one by hand.
+type History struct {
+	Events []Event
+	Faults []Fault
+}
+
+// Recorder collects the events of many members' consumers. It is safe for
+// concurrent use by many goroutines, starts none, and never blocks on
+// anything but its own short lock. The zero value is ready to use and
+// stamps events with [time.Now].
+type Recorder struct {
+	now func() time.Time
+
+	mu     sync.Mutex
+	seq    int
+	events []Event
+	faults []Fault
+}
+
+// NewRecorder returns an empty Recorder that stamps events with now, or
+// with [time.Now] if now is nil. now is called with the Recorder's lock
+// held, so calls are serialised and stamps follow the recording order for
+// any clock that does not go backwards.
+func NewRecorder(now func() time.Time) *Recorder {
+	return &Recorder{now: now}
+}
+
+// Received records that member's consumer received an Update and returns
+// the Update's sequence number, unique in this Recorder, to pass to
+// [Recorder.Acked]. The slices are copied.
+func (r *Recorder) Received(member string, generation int64, members []string, assigned, revoked []partitions.Partition) int {
+	e := Event{
+		Kind:       KindReceived,
+		Member:     member,
+		Generation: generation,
+		Members:    slices.Clone(members),
+		Assigned:   slices.Clone(assigned),
+		Revoked:    slices.Clone(revoked),
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq++
+	e.Seq = r.seq
+	r.recordLocked(e)
+	return e.Seq
+}
+
+// Acked records that member's consumer acknowledged the Update that
+// [Recorder.Received] numbered seq: it has stopped every partition that
+// neither that Update nor a later one it received assigns.
+func (r *Recorder) Acked(member string, seq int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.recordLocked(Event{Kind: KindAcked, Member: member, Seq: seq})
+}
+
+// Closed records that member's consumer stopped every partition: it is
+// called after the consumer stops and before (or instead of) the
+// allocator's Close, including when the harness kills the member. The
+// member may later receive again under the same name.
+func (r *Recorder) Closed(member string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.recordLocked(Event{Kind: KindClosed, Member: member})
+}
+
+// Fault records one injected fault of the given kind, active from start to
+// end. It does not stamp anything: the caller knows when the fault was.
+func (r *Recorder) Fault(kind string, start, end time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.faults = append(r.faults, Fault{Kind: kind, Start: start, End: end})
+}
+
+// History returns a copy of what was recorded so far: events ordered by
+// time, ties in recording order, and faults ordered by start. The copied
+// events share their slices with the Recorder; nobody modifies them.
+func (r *Recorder) History() History {
+	r.mu.Lock()
+	h := History{Events: slices.Clone(r.events), Faults: slices.Clone(r.faults)}
+	r.mu.Unlock()
+	slices.SortStableFunc(h.Events, func(a, b Event) int { return a.Time.Compare(b.Time) })
+	slices.SortStableFunc(h.Faults, func(a, b Fault) int {
+		return cmp.Or(a.Start.Compare(b.Start), a.End.Compare(b.End))
+	})
+	return h
+}
+
+// recordLocked stamps e and appends it; r.mu must be held.
+func (r *Recorder) recordLocked(e Event) {
+	if r.now != nil {
+		e.Time = r.now()
+	} else {
+		e.Time = time.Now()
+	}
+	r.events = append(r.events, e)
+}
