@@ -210,10 +210,17 @@ func (s *Set) Run(ctx context.Context) error {
 				s.pending = append(s.pending, m)
 			}
 		case f := <-s.watches.C():
-			if f.Key == "" {
-				s.needList = true
-			} else {
-				s.dirty[f.Key] = struct{}{}
+			s.fired(f)
+			// One write often fires several watches at once (a multi that
+			// creates a topic and updates another): take every one that is
+			// ready before reading, so fewer partial views are published.
+			for more := true; more; {
+				select {
+				case f := <-s.watches.C():
+					s.fired(f)
+				default:
+					more = false
+				}
 			}
 		case <-resync.C():
 			s.needList = true
@@ -223,6 +230,14 @@ func (s *Set) Run(ctx context.Context) error {
 		case s.out.Send() <- s.out.Pending():
 			s.out.Sent()
 		}
+	}
+}
+
+func (s *Set) fired(f zkwatch.Fired) {
+	if f.Key == "" {
+		s.needList = true
+	} else {
+		s.dirty[f.Key] = struct{}{}
 	}
 }
 
@@ -365,5 +380,6 @@ func (s *Set) publish(sessionID int64) {
 		return
 	}
 	s.last, s.lastSet = v, true
+	s.cfg.Logger.Debug("zkalloc: partition view", "zxid", v.Zxid, "partitions", len(v.Parts))
 	s.out.Put(v)
 }

@@ -1,0 +1,200 @@
+package partitions_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zktest"
+	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/session"
+)
+
+// member runs a session and a partition set, and follows the views.
+type member struct {
+	t    *testing.T
+	set  *partitions.Set
+	last partitions.View
+	conn session.Conn
+}
+
+func startSet(t *testing.T, servers []string, paths zkpath.Group, seed map[string][]int32) *member {
+	t.Helper()
+	sess := session.New(session.Config{Servers: servers, Timeout: 4 * time.Second})
+	probe := sess.Subscribe()
+	set, err := partitions.New(partitions.Config{Paths: paths, Seed: seed, Session: sess.Subscribe()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g actor.Group
+	g.Add("session", sess)
+	g.Add("partitions", set)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	m := &member{t: t, set: set}
+	deadline := time.After(10 * time.Second)
+	for m.conn == nil {
+		select {
+		case <-probe.Changed():
+			if st, ok := probe.Take(); ok && st.Status == session.Up {
+				m.conn = st.Conn
+			}
+		case <-deadline:
+			t.Fatal("no session")
+		}
+	}
+	return m
+}
+
+// waitParts waits for a view with exactly want.
+func (m *member) waitParts(want []partitions.Partition) partitions.View {
+	m.t.Helper()
+	deadline := time.After(10 * time.Second)
+	for !slices.Equal(m.last.Parts, want) {
+		select {
+		case v := <-m.set.Views():
+			m.last = v
+		case <-deadline:
+			m.t.Fatalf("view %v, want %v", m.last.Parts, want)
+		}
+	}
+	return m.last
+}
+
+func ps(topic string, ids ...int32) []partitions.Partition {
+	out := make([]partitions.Partition, len(ids))
+	for i, id := range ids {
+		out[i] = partitions.Partition{Topic: topic, ID: id}
+	}
+	return out
+}
+
+func TestSetSeedAddRemove(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	paths := zkpath.Group{Root: "/zkalloc", Group: t.Name()}
+	a := startSet(t, []string{srv.Addr()}, paths, map[string][]int32{"t": {0, 1, 2}})
+	b := startSet(t, []string{srv.Addr()}, paths, map[string][]int32{"t": {2, 3}, "u": {9}})
+	want := append(ps("t", 0, 1, 2, 3), ps("u", 9)...)
+	va, vb := a.waitParts(want), b.waitParts(want)
+	if va.Zxid != vb.Zxid || va.Zxid == 0 {
+		t.Errorf("zxids %d and %d, want equal views to carry one zxid", va.Zxid, vb.Zxid)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.set.Add(ctx, map[string][]int32{"v": {1, 2}, "t": {10}}); err != nil {
+		t.Fatal(err)
+	}
+	want = append(ps("t", 0, 1, 2, 3, 10), ps("u", 9)...)
+	want = append(want, ps("v", 1, 2)...)
+	a.waitParts(want)
+	b.waitParts(want)
+
+	// Removing the last IDs of a topic deletes its node.
+	if err := b.set.Remove(ctx, map[string][]int32{"u": {9}, "v": {1, 2}, "t": {0, 77}}); err != nil {
+		t.Fatal(err)
+	}
+	want = ps("t", 1, 2, 3, 10)
+	a.waitParts(want)
+	b.waitParts(want)
+	if exists, _, err := a.conn.Exists(paths.Topic("u")); err != nil || exists {
+		t.Errorf("topic node u: exists %v, err %v; want it deleted", exists, err)
+	}
+	data, _, err := a.conn.Get(paths.Topic("t"))
+	if err != nil || string(data) != "1-3,10" {
+		t.Errorf("topic t holds %q (%v), want %q", data, err, "1-3,10")
+	}
+
+	if err := a.set.Add(ctx, map[string][]int32{"bad/topic": {1}}); !errors.Is(err, partitions.ErrInvalid) {
+		t.Errorf("Add with a bad topic = %v, want ErrInvalid", err)
+	}
+}
+
+func TestSetConcurrentAddsAllLand(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	paths := zkpath.Group{Root: "/zkalloc", Group: t.Name()}
+	members := []*member{
+		startSet(t, []string{srv.Addr()}, paths, nil),
+		startSet(t, []string{srv.Addr()}, paths, nil),
+		startSet(t, []string{srv.Addr()}, paths, nil),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const perMember = 20
+	errs := make(chan error, len(members)*perMember)
+	for i, m := range members {
+		go func() {
+			for j := range perMember {
+				errs <- m.set.Add(ctx, map[string][]int32{"t": {int32(i*perMember + j)}})
+			}
+		}()
+	}
+	for range len(members) * perMember {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var want []partitions.Partition
+	for id := range int32(len(members) * perMember) {
+		want = append(want, partitions.Partition{Topic: "t", ID: id})
+	}
+	for _, m := range members {
+		m.waitParts(want)
+	}
+}
+
+func TestSetReportsCorruptTopic(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	paths := zkpath.Group{Root: "/zkalloc", Group: t.Name()}
+	a := startSet(t, []string{srv.Addr()}, paths, map[string][]int32{"good": {1}})
+	a.waitParts(ps("good", 1))
+	if _, err := a.conn.Create(paths.Topic("bad"), []byte("{not ranges}"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.conn.Create(paths.Topic("huge"), []byte("0-2000000000"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(10 * time.Second)
+	for len(a.last.Corrupt) < 2 {
+		select {
+		case a.last = <-a.set.Views():
+		case <-deadline:
+			t.Fatalf("corrupt topics not reported: %+v", a.last)
+		}
+	}
+	if !slices.Equal(a.last.Parts, ps("good", 1)) {
+		t.Errorf("parts %v, want the good topic only", a.last.Parts)
+	}
+	got := fmt.Sprint(a.last.Corrupt)
+	if a.last.Corrupt[0].Topic != "bad" || a.last.Corrupt[1].Topic != "huge" {
+		t.Errorf("corrupt = %s", got)
+	}
+	// Writes to a corrupt topic are refused, not papered over.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.set.Add(ctx, map[string][]int32{"bad": {1}}); !errors.Is(err, partitions.ErrInvalid) {
+		t.Errorf("Add to a corrupt topic = %v, want ErrInvalid", err)
+	}
+	// The other topics still work.
+	if err := a.set.Add(ctx, map[string][]int32{"good": {2}}); err != nil {
+		t.Fatal(err)
+	}
+	a.waitParts(ps("good", 1, 2))
+}
