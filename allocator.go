@@ -80,19 +80,33 @@ func New(cfg Config) (*Allocator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: Partitions: %w", ErrInvalidConfig, err)
 	}
+	desired, held := actor.NewLatest[rebalance.Desired](), actor.NewLatest[rebalance.Held]()
+	claims := rebalance.NewClaims(rebalance.ClaimsConfig{
+		Paths:   paths,
+		Member:  cfg.Member,
+		Session: sess.Subscribe(),
+		Desired: desired,
+		Held:    held,
+		Logger:  log,
+	})
 	reb := rebalance.New(rebalance.Config{
-		Member:   cfg.Member,
-		Strategy: cfg.Strategy,
-		Settle:   cfg.Settle,
-		Session:  sess.Subscribe(),
-		Members:  members.Views(),
-		Parts:    set.Views(),
-		Logger:   log,
+		Member:         cfg.Member,
+		Strategy:       cfg.Strategy,
+		Settle:         cfg.Settle,
+		ReleaseTimeout: cfg.ReleaseTimeout,
+		Grace:          cfg.DisconnectGrace,
+		Session:        sess.Subscribe(),
+		Members:        members.Views(),
+		Parts:          set.Views(),
+		Desired:        desired,
+		Held:           held,
+		Logger:         log,
 	})
 	a := &Allocator{cfg: cfg, sess: sess, members: members, set: set, reb: reb, done: make(chan struct{})}
 	a.group.Add("session", sess)
 	a.group.Add("membership", members)
 	a.group.Add("partitions", set)
+	a.group.Add("claims", claims)
 	a.group.Add("rebalance", reb)
 	return a, nil
 }

@@ -38,6 +38,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"negative session timeout", func(c *zkalloc.Config) { c.SessionTimeout = -time.Second }, "SessionTimeout"},
 		{"negative settle", func(c *zkalloc.Config) { c.Settle = -1 }, "Settle"},
 		{"negative release timeout", func(c *zkalloc.Config) { c.ReleaseTimeout = -time.Second }, "ReleaseTimeout"},
+		{"negative disconnect grace", func(c *zkalloc.Config) { c.DisconnectGrace = -time.Second }, "DisconnectGrace"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -55,9 +55,18 @@ type Config struct {
 	// cut short at five times Settle. Default 0: recompute at once.
 	Settle time.Duration
 	// ReleaseTimeout bounds how long a revoked partition waits for the
-	// consumer's Ack before it is handed on anyway; default
+	// consumer's [Update.Ack] before it is handed on anyway (with a logged
+	// warning: the consumer may still be working on it); default
 	// [DefaultReleaseTimeout].
 	ReleaseTimeout time.Duration
+	// DisconnectGrace keeps the assigned partitions for up to this long
+	// after the connection to ZooKeeper is lost, so that a short network
+	// blip does not stop the consumer. Default 0: revoke everything at once.
+	// However long it is, the partitions are revoked when the session's
+	// lease runs out: 80% of the granted session timeout after the server
+	// last answered, before the server can expire the session and let
+	// another member take them.
+	DisconnectGrace time.Duration
 	// Logger receives the allocator's logs; default slog.Default().
 	Logger *slog.Logger
 }
@@ -98,6 +107,7 @@ func (c Config) withDefaults() (Config, error) {
 		{"SessionTimeout", &c.SessionTimeout, DefaultSessionTimeout},
 		{"Settle", &c.Settle, 0},
 		{"ReleaseTimeout", &c.ReleaseTimeout, DefaultReleaseTimeout},
+		{"DisconnectGrace", &c.DisconnectGrace, 0},
 	} {
 		if *d.v < 0 {
 			return c, fmt.Errorf("%w: %s %v: negative", ErrInvalidConfig, d.name, *d.v)

@@ -2,9 +2,8 @@ module github.com/zkalloc/zkalloc
 
 go 1.26.8
 
-require go.uber.org/goleak v1.3.0
-
 require (
-	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
-	github.com/go-zookeeper/zk v1.0.4 // indirect
+	github.com/cenkalti/backoff/v4 v4.3.0
+	github.com/go-zookeeper/zk v1.0.4
+	go.uber.org/goleak v1.3.0
 )

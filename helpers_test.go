@@ -3,6 +3,8 @@ package zkalloc_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -62,7 +64,18 @@ func (c *cluster) config(name string, seed map[string][]int32) zkalloc.Config {
 		Member:         name,
 		Partitions:     seed,
 		SessionTimeout: sessionTimeout,
+		Logger:         testLogger(),
 	}
+}
+
+// testLogger logs to stderr at the level in ZKALLOC_TEST_LOG (debug, info,
+// warn, error); by default only errors.
+func testLogger() *slog.Logger {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(os.Getenv("ZKALLOC_TEST_LOG"))); err != nil {
+		level = slog.LevelError
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 }
 
 // start starts a member and a consumer that records its updates. The
@@ -115,6 +128,7 @@ func (m *member) consume() {
 		for _, p := range u.Revoked {
 			delete(m.owned, p)
 		}
+		u.Ack()
 		for _, p := range u.Added {
 			m.owned[p] = true
 		}
@@ -178,7 +192,13 @@ func (c *cluster) converged(want []zkalloc.Partition) string {
 		}
 	}
 	if len(owner) != len(want) {
-		return fmt.Sprintf("%d partitions assigned, want %d", len(owner), len(want))
+		var b strings.Builder
+		for _, name := range names {
+			u, _ := c.members[name].snapshot()
+			cur := c.members[name].alloc.Current()
+			fmt.Fprintf(&b, "; %s has %v (current %v, %s)", name, u.Assigned, cur.Assigned, cur.Reason)
+		}
+		return fmt.Sprintf("%d partitions assigned, want %d%s", len(owner), len(want), b.String())
 	}
 	for _, p := range want {
 		if _, ok := owner[p]; !ok {

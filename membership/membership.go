@@ -101,7 +101,7 @@ func (m *Membership) Run(ctx context.Context) error {
 				return err
 			case err != nil:
 				d := bo.NextBackOff()
-				m.cfg.Logger.Warn("zkalloc: membership update failed; retrying", "member", m.cfg.Member, "in", d, "err", err)
+				m.cfg.Logger.Warn("zkalloc: membership update failed; retrying", "in", d, "err", err)
 				retryTimer.Reset(d)
 				waiting = true
 			default:
@@ -168,7 +168,7 @@ func (m *Membership) work() error {
 		m.watch = watch
 		slices.Sort(names)
 		if _, found := slices.BinarySearch(names, m.cfg.Member); !found {
-			m.cfg.Logger.Warn("zkalloc: own member node is missing; registering again", "member", m.cfg.Member)
+			m.cfg.Logger.Warn("zkalloc: own member node is missing; registering again")
 			m.needRegister = true
 		}
 		m.publish(View{Members: names, Zxid: stat.Pzxid, SessionID: conn.SessionID(), Reconnects: m.st.Reconnects})
@@ -188,7 +188,7 @@ func (m *Membership) register(conn session.Conn) error {
 		switch {
 		case err == nil:
 			m.registeredIn = sid
-			m.cfg.Logger.Info("zkalloc: member registered", "member", m.cfg.Member, "session", fmt.Sprintf("%#x", sid))
+			m.cfg.Logger.Info("zkalloc: member registered", "session", fmt.Sprintf("%#x", sid))
 			return nil
 		case errors.Is(err, zk.ErrNoNode):
 			if err := zkpath.Ensure(conn, m.cfg.Paths.Members()); err != nil {
@@ -207,7 +207,7 @@ func (m *Membership) register(conn session.Conn) error {
 				m.registeredIn = sid
 				return nil
 			case replace:
-				m.cfg.Logger.Info("zkalloc: replacing member node left by an earlier session", "member", m.cfg.Member, "owner", fmt.Sprintf("%#x", stat.EphemeralOwner))
+				m.cfg.Logger.Info("zkalloc: replacing member node left by an earlier session", "owner", fmt.Sprintf("%#x", stat.EphemeralOwner))
 				if err := conn.Delete(p, stat.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
 					return fmt.Errorf("delete stale %s: %w", p, err)
 				}

@@ -14,8 +14,8 @@ import (
 	"github.com/zkalloc/zkalloc/session"
 )
 
-// Config configures an [Actor]. Member, Strategy and the three inputs are
-// required.
+// Config configures an [Actor]. Member, Strategy and the inputs and
+// outputs are required.
 type Config struct {
 	Member   string
 	Strategy Strategy
@@ -23,41 +23,73 @@ type Config struct {
 	// assignment is computed; a burst is cut short settleFactor × Settle
 	// after its first change. 0 computes at once.
 	Settle time.Duration
+	// ReleaseTimeout is how long a revoked partition waits for the
+	// consumer's ack before its claim is released anyway.
+	ReleaseTimeout time.Duration
+	// Grace is how long assigned partitions are kept after the connection
+	// is lost, hoping it comes back; 0 revokes them at once. However long,
+	// they are revoked when the session reports Lost, which its lease does
+	// before the server can expire it.
+	Grace time.Duration
 
 	Session *actor.Latest[session.State]
 	Members <-chan membership.View
 	Parts   <-chan partitions.View
+	// Desired goes to the claims actor; Held comes from it.
+	Desired *actor.Latest[Desired]
+	Held    *actor.Latest[Held]
 
 	Logger *slog.Logger
 	Clock  actor.Clock
 }
 
-// Actor collects the session state and the member and partition views,
-// computes this member's share whenever they settle, and publishes
-// [Update]s. Create it with [New].
+// Actor collects the session state, the member and partition views and
+// the claims held, computes this member's target whenever the views
+// settle, runs the hand-off and publishes [Update]s. Create it with [New].
 //
-// Session policy: when the connection is lost the actor at once publishes
-// an Update that revokes everything, since the session may expire and
-// others take over; once the session is up again it waits for member and
-// partition views read after the reconnection before assigning anything.
+// Hand-off: a partition is listed in Assigned only once this member holds
+// its claim; a partition that moves away is listed in Revoked and its claim
+// is kept until the consumer acks (or ReleaseTimeout passes), and only then
+// can the next owner claim it. Partitions that do not move are never
+// interrupted.
+//
+// Session policy: when the connection is lost the actor revokes
+// everything, at once or after Grace, and always before the session can
+// expire on the server; once the session is up again it waits for member
+// and partition views read after the reconnection and for its claims to be
+// confirmed before assigning anything.
 type Actor struct {
 	cfg     Config
 	out     *actor.Outbox[Update]
 	ready   chan struct{} // closed when the first assignment is published
 	current atomic.Pointer[Update]
+	acks    *acks
+	ho      *handoff
 
 	// Owned by Run.
-	st          session.State
-	members     membership.View
-	parts       partitions.View
-	haveViews   [2]bool // members, parts
-	settle      debouncer
-	assigned    []partitions.Partition // what the newest snapshot assigns
-	delivered   []partitions.Partition // Assigned of the last Update the consumer received
-	gen         int64
-	lastMembers []string // Members of the newest snapshot
-	computed    bool     // the newest snapshot is the strategy's result for gen and lastMembers
-	published   bool     // an assignment has been computed
+	st        session.State
+	members   membership.View
+	parts     partitions.View
+	haveViews [2]bool // members, parts
+	settle    debouncer
+
+	target      []Partition // this member's share of the newest views; valid if haveTarget
+	haveTarget  bool
+	targetGen   int64
+	targetOf    []string    // the members it was computed for
+	targetParts []Partition // and the partitions
+	held        Held
+	suspendedAt time.Time // when the connection was lost; zero while up
+	keep        bool      // the newest snapshot's partitions may be kept while the target or claims are re-established
+
+	snap       Update      // the newest snapshot
+	delivered  []Partition // Assigned of the last Update the consumer received
+	releaseAt  time.Time   // when the next release timeout is due; zero if none
+	seq        uint64
+	desiredSeq uint64
+	firstSeq   uint64      // the first Desired of the current session epoch
+	lastWant   []Partition // the newest Desired's Want
+	primed     bool        // the first assignment has been published
 }
 
 // New returns a rebalance actor; it starts nothing.
@@ -72,6 +104,8 @@ func New(cfg Config) *Actor {
 		cfg:    cfg,
 		out:    actor.NewOutbox[Update](),
 		ready:  make(chan struct{}),
+		acks:   newAcks(),
+		ho:     newHandoff(cfg.ReleaseTimeout),
 		settle: debouncer{settle: cfg.Settle},
 	}
 }
@@ -82,13 +116,13 @@ func New(cfg Config) *Actor {
 // when Run returns.
 func (a *Actor) Updates() <-chan Update { return a.out.C() }
 
-// Ready is closed once the first assignment has been computed and is
-// available on [Actor.Updates].
+// Ready is closed once the first assignment has been published on
+// [Actor.Updates].
 func (a *Actor) Ready() <-chan struct{} { return a.ready }
 
-// Current returns the newest computed snapshot, whether or not it has been
-// received from Updates, and false before the first one. It is safe for
-// concurrent use.
+// Current returns the newest published snapshot, whether or not it has
+// been received from Updates, and false before the first one. It is safe
+// for concurrent use.
 func (a *Actor) Current() (Update, bool) {
 	u := a.current.Load()
 	if u == nil {
@@ -100,9 +134,13 @@ func (a *Actor) Current() (Update, bool) {
 // Run publishes updates until ctx is cancelled; it returns nil then.
 func (a *Actor) Run(ctx context.Context) error {
 	defer a.out.Close()
-	timer := actor.StoppedTimer(a.cfg.Clock)
-	defer timer.Stop()
-	var armed time.Time // when timer fires; zero if it is not running
+	settleTimer := actor.StoppedTimer(a.cfg.Clock)
+	defer settleTimer.Stop()
+	releaseTimer := actor.StoppedTimer(a.cfg.Clock)
+	defer releaseTimer.Stop()
+	graceTimer := actor.StoppedTimer(a.cfg.Clock)
+	defer graceTimer.Stop()
+	var settleAt, releaseAt time.Time // when the timers are due; zero if not running
 	members, parts := a.cfg.Members, a.cfg.Parts
 	for {
 		now := a.cfg.Clock.Now()
@@ -110,16 +148,20 @@ func (a *Actor) Run(ctx context.Context) error {
 			a.settle.done()
 			a.compute()
 		}
-		if at, ok := a.settle.due(); ok && !at.Equal(armed) {
-			timer.Reset(at.Sub(now))
-			armed = at
+		if at, ok := a.settle.due(); ok && !at.Equal(settleAt) {
+			settleTimer.Reset(at.Sub(now))
+			settleAt = at
+		}
+		if next := a.releaseAt; !next.IsZero() && !next.Equal(releaseAt) {
+			releaseTimer.Reset(next.Sub(now))
+			releaseAt = next
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-a.cfg.Session.Changed():
 			if st, ok := a.cfg.Session.Take(); ok {
-				a.onSession(st)
+				a.onSession(st, graceTimer)
 			}
 		case v, ok := <-members:
 			if !ok {
@@ -144,11 +186,27 @@ func (a *Actor) Run(ctx context.Context) error {
 				a.cfg.Logger.Warn("zkalloc: partition set has corrupt topics; their partitions are not assigned", "corrupt", len(v.Corrupt), "first", v.Corrupt[0].Error())
 			}
 			a.changed()
-		case <-timer.C():
-			armed = time.Time{}
+		case <-a.cfg.Held.Changed():
+			if h, ok := a.cfg.Held.Take(); ok {
+				a.held = h
+				a.reconcile("claims changed")
+			}
+		case <-a.acks.wake:
+			if a.ho.ack(a.acks.highest.Load()) {
+				a.reconcile("consumer acked")
+			}
+		case <-settleTimer.C():
+			settleAt = time.Time{}
+		case <-releaseTimer.C():
+			releaseAt = time.Time{}
+			a.reconcile("release timeout")
+		case <-graceTimer.C():
+			a.reconcile("connection still lost after the grace period")
 		case a.out.Send() <- a.out.Pending():
-			a.delivered = a.out.Pending().Assigned
+			u := a.out.Pending()
 			a.out.Sent()
+			a.delivered = u.Assigned
+			a.ho.delivered(u.seq, u.Assigned)
 		}
 	}
 }
@@ -164,17 +222,34 @@ func sameParts(a, b partitions.View) bool {
 
 func (a *Actor) changed() { a.settle.change(a.cfg.Clock.Now()) }
 
-func (a *Actor) onSession(st session.State) {
+func (a *Actor) onSession(st session.State, graceTimer actor.Timer) {
+	prev := a.st
 	a.st = st
 	switch st.Status {
-	case session.Suspended, session.Lost:
-		if a.published && len(a.assigned) > 0 {
-			a.settle.done()
-			a.computed = false
-			a.assign(nil, a.gen, "connection to ZooKeeper "+st.Status.String()+": stopping all partitions before the session can expire")
-		}
 	case session.Up:
-		a.changed() // views read before this may be stale; compute once fresh ones arrive
+		a.suspendedAt = time.Time{}
+		graceTimer.Stop()
+		if prev.SessionID != 0 && st.SessionID != prev.SessionID {
+			a.keep = false // a new session: the old one's claims are gone
+		}
+		if st.SessionID != prev.SessionID || st.Reconnects != prev.Reconnects {
+			a.haveTarget = false // wait for views read after the reconnection
+			a.firstSeq = 0
+			a.changed()
+		}
+		a.reconcile("session up")
+	case session.Suspended:
+		if a.suspendedAt.IsZero() {
+			a.suspendedAt = a.cfg.Clock.Now()
+			if a.cfg.Grace > 0 {
+				graceTimer.Reset(a.cfg.Grace)
+			}
+		}
+		a.reconcile("connection to ZooKeeper lost")
+	default: // Lost, Closed, Connecting
+		a.haveTarget = false
+		a.keep = false
+		a.reconcile("ZooKeeper session " + st.Status.String())
 	}
 }
 
@@ -186,8 +261,7 @@ func (a *Actor) fresh() bool {
 		a.parts.SessionID == a.st.SessionID && a.parts.Reconnects >= a.st.Reconnects
 }
 
-// compute runs the strategy on the current views and publishes this
-// member's share.
+// compute runs the strategy on the current views and updates the target.
 func (a *Actor) compute() {
 	if !a.fresh() {
 		return
@@ -197,36 +271,119 @@ func (a *Actor) compute() {
 		return // not registered (yet) in this session: nothing is ours
 	}
 	gen := max(a.members.Zxid, a.parts.Zxid)
-	if a.computed && gen == a.gen && slices.Equal(a.lastMembers, members) {
-		return // the newest snapshot is the strategy's answer to these views
+	// One write can change several znodes at one zxid, and a view may hold
+	// some of them before its watches have delivered the rest: equal
+	// generations do not prove equal views, so compare the contents.
+	if a.haveTarget && gen == a.targetGen && slices.Equal(a.targetOf, members) && slices.Equal(a.targetParts, a.parts.Parts) {
+		return // the target already answers these views
 	}
 	result, err := Compute(a.cfg.Strategy, members, a.parts.Parts)
 	if err != nil {
 		a.cfg.Logger.Error("zkalloc: strategy failed; keeping the previous assignment", "strategy", a.cfg.Strategy.Name(), "err", err)
-		a.assign(a.assigned, a.gen, fmt.Sprintf("strategy failed, keeping the previous assignment: %v", err))
+		if a.primed {
+			a.publish(a.snap.Assigned, a.snap.Generation, a.snap.Members,
+				fmt.Sprintf("strategy failed, keeping the previous assignment: %v", err))
+		}
 		return
 	}
-	a.computed = true
-	a.assign(result[a.cfg.Member], gen, fmt.Sprintf("%s over %d members and %d partitions", a.cfg.Strategy.Name(), len(members), len(a.parts.Parts)))
+	a.target, a.targetGen, a.targetOf, a.targetParts, a.haveTarget = result[a.cfg.Member], gen, members, a.parts.Parts, true
+	a.cfg.Logger.Debug("zkalloc: target computed", "generation", gen, "target", len(a.target))
+	a.reconcile(fmt.Sprintf("%s over %d members and %d partitions", a.cfg.Strategy.Name(), len(members), len(a.parts.Parts)))
 }
 
-// assign publishes a snapshot assigning mine, relative to what the
+// keeping reports whether the newest snapshot's partitions stay with the
+// consumer while the target or the claims are being re-established: its
+// claims are still the session's, and the session is up, or the
+// connection is lost but the grace period has not run out.
+func (a *Actor) keeping() bool {
+	if !a.keep {
+		return false
+	}
+	switch a.st.Status {
+	case session.Up:
+		return true
+	case session.Suspended:
+		return a.cfg.Grace > 0 && a.cfg.Clock.Now().Sub(a.suspendedAt) < a.cfg.Grace
+	}
+	return false
+}
+
+// reconcile derives the assignment from the target and the claims held,
+// publishes it if it changed, and tells the claims actor what to hold.
+func (a *Actor) reconcile(reason string) {
+	up := a.st.Status == session.Up
+	held := a.heldNow()
+	var assigned []Partition
+	switch {
+	case up && a.haveTarget && held != nil:
+		assigned = intersect(a.target, held)
+		a.keep = true
+	case a.keeping():
+		assigned = a.snap.Assigned // a short blip: keep working
+	default:
+		a.keep = false
+	}
+	if a.primed || up && a.haveTarget && held != nil && a.firstSeq != 0 && a.held.Seq >= a.firstSeq {
+		gen, members := a.snap.Generation, a.snap.Members
+		if up && a.haveTarget {
+			gen, members = a.targetGen, a.targetOf
+		}
+		if !a.primed || gen != a.snap.Generation || !slices.Equal(members, a.snap.Members) || !slices.Equal(assigned, a.snap.Assigned) {
+			a.publish(assigned, gen, members, reason)
+		}
+	}
+	if !up || !a.haveTarget {
+		a.releaseAt = time.Time{}
+		return
+	}
+	want, timedOut, next := a.ho.want(a.target, held, a.snap.Assigned, a.cfg.Clock.Now())
+	a.releaseAt = next
+	for _, p := range timedOut {
+		a.cfg.Logger.Warn("zkalloc: consumer did not ack a revocation within ReleaseTimeout; releasing the partition anyway", "partition", p.String(), "timeout", a.cfg.ReleaseTimeout)
+	}
+	if a.firstSeq == 0 || !slices.Equal(want, a.lastWant) {
+		a.desiredSeq++
+		if a.firstSeq == 0 {
+			a.firstSeq = a.desiredSeq
+		}
+		a.lastWant = want
+		a.cfg.Logger.Debug("zkalloc: claims wanted", "want", len(want), "seq", a.desiredSeq)
+		a.cfg.Desired.Set(Desired{SessionID: a.st.SessionID, Reconnects: a.st.Reconnects, Seq: a.desiredSeq, Want: want})
+	}
+}
+
+// heldNow returns the claims held in the current session epoch, or nil if
+// the claims actor has not reported for it yet.
+func (a *Actor) heldNow() []Partition {
+	if a.held.SessionID != a.st.SessionID || a.held.Reconnects != a.st.Reconnects {
+		return nil
+	}
+	if a.held.Held == nil {
+		return []Partition{}
+	}
+	return a.held.Held
+}
+
+// publish puts a snapshot assigning assigned, relative to what the
 // consumer last received.
-func (a *Actor) assign(mine []partitions.Partition, gen int64, reason string) {
-	added, revoked := diff(a.delivered, mine)
+func (a *Actor) publish(assigned []Partition, gen int64, members []string, reason string) {
+	a.seq++
+	added, revoked := diff(a.delivered, assigned)
 	u := Update{
 		Generation: gen,
-		Members:    a.members.Members,
-		Assigned:   mine,
+		Members:    members,
+		Assigned:   assigned,
 		Added:      added,
 		Revoked:    revoked,
 		Reason:     reason,
+		seq:        a.seq,
+		acks:       a.acks,
 	}
-	a.assigned, a.gen, a.lastMembers = mine, gen, u.Members
+	a.snap = u
 	a.out.Put(u)
 	a.current.Store(&u)
-	if !a.published && a.st.Status == session.Up {
-		a.published = true
+	if !a.primed {
+		a.primed = true
 		close(a.ready)
 	}
 }

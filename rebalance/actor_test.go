@@ -16,19 +16,27 @@ import (
 	"github.com/zkalloc/zkalloc/session"
 )
 
-// harness runs a rebalance actor fed by fake session, membership and
-// partition actors that send the same typed values the real ones do.
+// harness runs a rebalance actor fed by fake session, membership,
+// partition and claims actors that send the same typed values the real
+// ones do.
 type harness struct {
 	t       *testing.T
 	clock   *actor.FakeClock
 	session *actor.Latest[session.State]
 	members chan membership.View
 	parts   chan partitions.View
+	desired *actor.Latest[rebalance.Desired]
+	held    *actor.Latest[rebalance.Held]
 	a       *rebalance.Actor
 	ctx     context.Context
 }
 
-func newHarness(t *testing.T, member string, settle time.Duration, s rebalance.Strategy) *harness {
+type options struct {
+	settle, releaseTimeout, grace time.Duration
+	manualClaims                  bool // the test answers Desired itself
+}
+
+func newHarness(t *testing.T, member string, s rebalance.Strategy, opts options) *harness {
 	t.Helper()
 	h := &harness{
 		t:       t,
@@ -36,16 +44,26 @@ func newHarness(t *testing.T, member string, settle time.Duration, s rebalance.S
 		session: actor.NewLatest[session.State](),
 		members: make(chan membership.View),
 		parts:   make(chan partitions.View),
+		desired: actor.NewLatest[rebalance.Desired](),
+		held:    actor.NewLatest[rebalance.Held](),
+	}
+	if opts.releaseTimeout == 0 {
+		opts.releaseTimeout = time.Minute
 	}
 	h.a = rebalance.New(rebalance.Config{
-		Member: member, Strategy: s, Settle: settle,
-		Session: h.session, Members: h.members, Parts: h.parts, Clock: h.clock,
+		Member: member, Strategy: s, Settle: opts.settle, ReleaseTimeout: opts.releaseTimeout, Grace: opts.grace,
+		Session: h.session, Members: h.members, Parts: h.parts, Desired: h.desired, Held: h.held, Clock: h.clock,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	var deadlineCancel context.CancelFunc
 	h.ctx, deadlineCancel = context.WithTimeout(context.Background(), 10*time.Second)
+	var g actor.Group
+	g.Add("rebalance", h.a)
+	if !opts.manualClaims {
+		g.Add("claims", actor.Func(h.grantAll))
+	}
 	done := make(chan error, 1)
-	go func() { done <- h.a.Run(ctx) }()
+	go func() { done <- g.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -54,6 +72,35 @@ func newHarness(t *testing.T, member string, settle time.Duration, s rebalance.S
 		deadlineCancel()
 	})
 	return h
+}
+
+// grantAll is a fake claims actor under which every wanted claim is free.
+func (h *harness) grantAll(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-h.desired.Changed():
+			if d, ok := h.desired.Take(); ok {
+				h.held.Set(rebalance.Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Held: d.Want})
+			}
+		}
+	}
+}
+
+// nextDesired waits for the rebalance actor's next Desired (manual claims).
+func (h *harness) nextDesired() rebalance.Desired {
+	h.t.Helper()
+	for {
+		select {
+		case <-h.desired.Changed():
+			if d, ok := h.desired.Take(); ok {
+				return d
+			}
+		case <-h.ctx.Done():
+			h.t.Fatal("no Desired")
+		}
+	}
 }
 
 func (h *harness) up(id int64, reconnects uint64) {
@@ -116,7 +163,7 @@ func ps(topic string, ids ...int32) []partitions.Partition {
 
 func TestActorAssignsOnceViewsAreFresh(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, "b", 0, rebalance.RoundRobin)
+	h := newHarness(t, "b", rebalance.RoundRobin, options{})
 	h.up(7, 1)
 	// Views from another session must not be used.
 	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 10, SessionID: 6, Reconnects: 1})
@@ -145,7 +192,7 @@ func TestActorAssignsOnceViewsAreFresh(t *testing.T) {
 
 func TestActorWaitsUntilRegistered(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, "me", 0, rebalance.RoundRobin)
+	h := newHarness(t, "me", rebalance.RoundRobin, options{})
 	h.up(1, 1)
 	h.sendParts(partitions.View{Parts: ps("t", 0), Zxid: 3, SessionID: 1, Reconnects: 1})
 	h.none(func() {
@@ -159,7 +206,7 @@ func TestActorWaitsUntilRegistered(t *testing.T) {
 
 func TestActorRevokesOnSuspendAndWaitsForFreshViews(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, "a", 0, rebalance.RoundRobin)
+	h := newHarness(t, "a", rebalance.RoundRobin, options{})
 	h.up(1, 1)
 	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
 	h.sendParts(partitions.View{Parts: ps("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 1})
@@ -185,7 +232,7 @@ func TestActorRevokesOnSuspendAndWaitsForFreshViews(t *testing.T) {
 
 func TestActorConflatesWithoutLosingRevocations(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, "a", 0, rebalance.RoundRobin)
+	h := newHarness(t, "a", rebalance.RoundRobin, options{})
 	h.up(1, 1)
 	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
 	h.sendParts(partitions.View{Parts: ps("t", 0, 1, 2, 3), Zxid: 3, SessionID: 1, Reconnects: 1})
@@ -211,7 +258,7 @@ func TestActorConflatesWithoutLosingRevocations(t *testing.T) {
 func TestActorSettles(t *testing.T) {
 	t.Parallel()
 	const settle = time.Second
-	h := newHarness(t, "a", settle, rebalance.RoundRobin)
+	h := newHarness(t, "a", rebalance.RoundRobin, options{settle: settle})
 	h.up(1, 1)
 	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
 	view := partitions.View{Parts: ps("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 1}
@@ -247,7 +294,7 @@ func TestActorKeepsAssignmentWhenStrategyFails(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			broken := brokenStrategy{mode: &atomic.Value{}}
-			h := newHarness(t, "a", 0, broken)
+			h := newHarness(t, "a", broken, options{})
 			h.up(1, 1)
 			h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
 			h.sendParts(partitions.View{Parts: ps("t", 0, 1, 2), Zxid: 3, SessionID: 1, Reconnects: 1})

@@ -1,6 +1,10 @@
 package rebalance
 
-import "github.com/zkalloc/zkalloc/partitions"
+import (
+	"sync/atomic"
+
+	"github.com/zkalloc/zkalloc/partitions"
+)
 
 // Partition is [partitions.Partition], named here for brevity.
 type Partition = partitions.Partition
@@ -16,20 +20,66 @@ type Update struct {
 	// Members of the group, sorted.
 	Members []string
 	// Assigned is every partition this member owns now, sorted by
-	// [partitions.Compare].
-	Assigned []partitions.Partition
+	// [partitions.Compare]. No other member lists any of them in its own
+	// Assigned at the same time.
+	Assigned []Partition
 	// Added and Revoked are the partitions that Assigned gained and lost
 	// since the previous Update the consumer received, sorted. Skipped
 	// (conflated) updates lose nothing: their changes are folded in.
-	Added   []partitions.Partition
-	Revoked []partitions.Partition
+	Added   []Partition
+	Revoked []Partition
 	// Reason says why this update was published, for logs.
 	Reason string
+
+	seq  uint64
+	acks *acks
+}
+
+// Ack tells the allocator that the consumer has stopped every partition
+// in Revoked (and in the Revoked of every earlier Update), so their
+// claims can go to their next owners. Until then, or until
+// Config.ReleaseTimeout, those partitions stay with this member. Ack never
+// blocks, is idempotent and cheap: call it on every Update, after
+// stopping Revoked and before or after starting Added. Acking an Update
+// also acks every earlier one. It does nothing on the zero Update.
+func (u Update) Ack() {
+	if u.acks != nil {
+		u.acks.ack(u.seq)
+	}
+}
+
+// acks carries consumer acks to the rebalance actor without blocking the
+// consumer: the highest acked sequence number and a wake-up.
+type acks struct {
+	highest atomic.Uint64
+	wake    chan struct{}
+}
+
+func newAcks() *acks {
+	// One slot: an ack records "look again" without blocking, and a
+	// pending wake-up is never lost.
+	return &acks{wake: make(chan struct{}, 1)}
+}
+
+func (a *acks) ack(seq uint64) {
+	for {
+		cur := a.highest.Load()
+		if seq <= cur {
+			return
+		}
+		if a.highest.CompareAndSwap(cur, seq) {
+			break
+		}
+	}
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
 }
 
 // diff returns what next adds to and removes from prev; both sorted and
 // distinct.
-func diff(prev, next []partitions.Partition) (added, removed []partitions.Partition) {
+func diff(prev, next []Partition) (added, removed []Partition) {
 	i, j := 0, 0
 	for i < len(prev) || j < len(next) {
 		switch {

@@ -1,0 +1,272 @@
+package rebalance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/retry"
+	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zkwatch"
+	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/session"
+)
+
+// ClaimsConfig configures a [Claims] actor. Every field but Logger and
+// Clock is required.
+type ClaimsConfig struct {
+	Paths   zkpath.Group
+	Member  string
+	Session *actor.Latest[session.State]
+	Desired *actor.Latest[Desired]
+	Held    *actor.Latest[Held]
+	Logger  *slog.Logger
+	Clock   actor.Clock
+}
+
+// Claims is the actor that holds this member's ownership claims, the
+// ephemeral nodes <root>/groups/<group>/owners/<topic>:<id>, in line with
+// the latest [Desired] set, and reports what it holds as [Held].
+//
+// A claim counts as held only if its node's ephemeral owner is the current
+// session. A node left by one of this actor's earlier sessions is deleted
+// and created again; one held by another session is waited out with a
+// watch, never polled and never given up on, for as long as it is wanted.
+// A create whose outcome is unknown (the connection dropped) is checked by
+// reading the node, not assumed. A release reads the node first and never
+// deletes one that is not the current session's.
+type Claims struct {
+	cfg ClaimsConfig
+
+	// Owned by Run.
+	st      session.State
+	own     map[int64]struct{} // every session this actor has had
+	desired Desired
+	held    map[Partition]struct{} // claims of session st.SessionID
+	verify  bool                   // held claims must be checked after a reconnection
+	waiting map[Partition]bool     // watched, held by another session
+	watches *zkwatch.Set
+	dirty   bool // something to do or to report
+}
+
+// NewClaims returns a claims actor; it starts nothing.
+func NewClaims(cfg ClaimsConfig) *Claims {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = actor.RealClock()
+	}
+	return &Claims{
+		cfg:     cfg,
+		own:     make(map[int64]struct{}),
+		held:    make(map[Partition]struct{}),
+		waiting: make(map[Partition]bool),
+		watches: zkwatch.New(),
+	}
+}
+
+// Run keeps the claims until ctx is cancelled, and returns nil then. The
+// claims themselves go with the session when it is closed.
+func (c *Claims) Run(ctx context.Context) error {
+	defer c.watches.Close()
+	retryTimer := actor.StoppedTimer(c.cfg.Clock)
+	defer retryTimer.Stop()
+	waiting := false
+	bo := retry.Backoff()
+	for {
+		if c.dirty && !waiting && c.st.Status == session.Up {
+			if err := c.work(); err != nil {
+				d := bo.NextBackOff()
+				c.cfg.Logger.Warn("zkalloc: claim update failed; retrying", "in", d, "err", err)
+				retryTimer.Reset(d)
+				waiting = true
+			} else {
+				bo.Reset()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-c.cfg.Session.Changed():
+			if st, ok := c.cfg.Session.Take(); ok {
+				c.onSession(st)
+			}
+		case <-c.cfg.Desired.Changed():
+			if d, ok := c.cfg.Desired.Take(); ok {
+				c.desired = d
+				c.dirty = true
+			}
+		case f := <-c.watches.C():
+			if p, err := partitions.Parse(f.Key); err == nil {
+				delete(c.waiting, p)
+				c.dirty = true
+			}
+		case <-retryTimer.C():
+			waiting = false
+		}
+	}
+}
+
+func (c *Claims) onSession(st session.State) {
+	prev := c.st
+	c.st = st
+	switch st.Status {
+	case session.Up:
+		c.own[st.SessionID] = struct{}{}
+		if st.SessionID != prev.SessionID && len(c.held) > 0 {
+			clear(c.held) // the old session's claims are gone with it
+		}
+		if st.Reconnects != prev.Reconnects {
+			c.verify = len(c.held) > 0
+			c.watches.Reset() // watches may not have survived; re-arm on the next attempt
+			clear(c.waiting)
+		}
+		c.dirty = true
+	case session.Lost:
+		clear(c.held)
+		c.watches.Reset()
+		clear(c.waiting)
+	}
+}
+
+// work brings the claims in line with the desired set in the current
+// session and reports what is held.
+func (c *Claims) work() error {
+	conn := c.st.Conn
+	sid := conn.SessionID()
+	if sid != c.st.SessionID {
+		return fmt.Errorf("session changed to %#x; waiting for its state", sid)
+	}
+	if c.verify {
+		for p := range c.held {
+			exists, stat, err := conn.Exists(c.path(p))
+			if err != nil {
+				return fmt.Errorf("verify claim %s: %w", p, err)
+			}
+			if !exists || stat.EphemeralOwner != sid {
+				c.cfg.Logger.Warn("zkalloc: claim lost while disconnected", "partition", p.String())
+				delete(c.held, p)
+			}
+		}
+		c.verify = false
+	}
+	want := make(map[Partition]bool, len(c.desired.Want))
+	if c.desired.SessionID == sid {
+		for _, p := range c.desired.Want {
+			want[p] = true
+		}
+	}
+	for p := range c.held {
+		if !want[p] {
+			if err := c.release(conn, p, sid); err != nil {
+				return err
+			}
+		}
+	}
+	for _, p := range c.desired.Want {
+		if !want[p] || c.waiting[p] {
+			continue
+		}
+		if _, ok := c.held[p]; ok {
+			continue
+		}
+		if err := c.acquire(conn, p, sid); err != nil {
+			return err
+		}
+	}
+	c.dirty = false
+	c.report(sid)
+	return nil
+}
+
+func (c *Claims) path(p Partition) string { return c.cfg.Paths.Owners() + "/" + p.String() }
+
+// acquire tries to create p's claim; if another session holds it, it
+// arms a watch and marks p waiting.
+func (c *Claims) acquire(conn session.Conn, p Partition, sid int64) error {
+	path := c.path(p)
+	for attempt := 0; attempt < 5; attempt++ {
+		_, err := conn.Create(path, []byte(c.cfg.Member), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		switch {
+		case err == nil:
+			c.cfg.Logger.Debug("zkalloc: claimed", "partition", p.String())
+			c.held[p] = struct{}{}
+			return nil
+		case errors.Is(err, zk.ErrNoNode):
+			if err := zkpath.Ensure(conn, c.cfg.Paths.Owners()); err != nil {
+				return fmt.Errorf("create %s: %w", c.cfg.Paths.Owners(), err)
+			}
+			continue
+		case !errors.Is(err, zk.ErrNodeExists):
+			return fmt.Errorf("claim %s: %w", p, err) // outcome unknown: the retry reads the node
+		}
+		exists, stat, watch, err := conn.ExistsW(path)
+		if err != nil {
+			return fmt.Errorf("watch claim %s: %w", p, err)
+		}
+		if !exists {
+			continue // released meanwhile: create it
+		}
+		switch owner := stat.EphemeralOwner; {
+		case owner == sid:
+			c.held[p] = struct{}{} // an earlier create of ours went through
+			return nil
+		case c.ownedBefore(owner):
+			c.cfg.Logger.Info("zkalloc: replacing claim left by an earlier session", "partition", p.String(), "owner", fmt.Sprintf("%#x", owner))
+			if err := conn.Delete(path, stat.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
+				return fmt.Errorf("delete stale claim %s: %w", p, err)
+			}
+		default:
+			c.cfg.Logger.Debug("zkalloc: waiting for claim", "partition", p.String(), "owner", fmt.Sprintf("%#x", owner))
+			c.waiting[p] = true
+			c.watches.Add(p.String(), watch)
+			return nil
+		}
+	}
+	return fmt.Errorf("claim %s: node keeps changing", p)
+}
+
+// release deletes p's claim if it is still the current session's.
+func (c *Claims) release(conn session.Conn, p Partition, sid int64) error {
+	path := c.path(p)
+	_, stat, err := conn.Get(path)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+	case err != nil:
+		return fmt.Errorf("read claim %s: %w", p, err)
+	case stat.EphemeralOwner != sid:
+		c.cfg.Logger.Warn("zkalloc: claim to release belongs to another session; leaving it", "partition", p.String())
+	default:
+		if err := conn.Delete(path, stat.Version); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return fmt.Errorf("release claim %s: %w", p, err)
+		}
+		c.cfg.Logger.Debug("zkalloc: released", "partition", p.String())
+	}
+	delete(c.held, p)
+	return nil
+}
+
+func (c *Claims) ownedBefore(owner int64) bool {
+	_, ok := c.own[owner]
+	return ok && owner != 0
+}
+
+func (c *Claims) report(sid int64) {
+	held := make([]Partition, 0, len(c.held))
+	for p := range c.held {
+		held = append(held, p)
+	}
+	partitions.Sort(held)
+	c.cfg.Held.Set(Held{
+		SessionID:  sid,
+		Reconnects: c.st.Reconnects,
+		Seq:        c.desired.Seq,
+		Held:       held,
+		Waiting:    len(c.waiting),
+	})
+}

@@ -1,0 +1,131 @@
+package rebalance
+
+import (
+	"slices"
+	"time"
+
+	"github.com/zkalloc/zkalloc/partitions"
+)
+
+// handoff is the pure core of the hand-off: it knows what the consumer may
+// still be working on, and from that which claims must be kept. The rules:
+//
+//   - Assigned is target ∩ held: a partition is listed only once this
+//     member holds its claim, so two members never list it at once.
+//   - A partition the consumer received is in use until the consumer acks
+//     an Update received after the last one that assigned it: the consumer
+//     acks only after stopping what that Update revoked.
+//   - A claim is kept while its partition is targeted or in use, but a
+//     revoked partition is given up ReleaseTimeout after it was revoked
+//     even without an ack, so a stuck consumer cannot stall the group.
+type handoff struct {
+	releaseTimeout time.Duration
+
+	lastSeq   map[Partition]uint64    // seq of the last delivered Update that assigned the partition
+	acked     uint64                  // the highest seq the consumer acked
+	revokedAt map[Partition]time.Time // held, no longer assigned, not yet released
+	forced    map[Partition]bool      // released by timeout, not yet gone from held
+}
+
+func newHandoff(releaseTimeout time.Duration) *handoff {
+	return &handoff{
+		releaseTimeout: releaseTimeout,
+		lastSeq:        make(map[Partition]uint64),
+		revokedAt:      make(map[Partition]time.Time),
+		forced:         make(map[Partition]bool),
+	}
+}
+
+// delivered records that the consumer received Update seq.
+func (h *handoff) delivered(seq uint64, assigned []Partition) {
+	for _, p := range assigned {
+		h.lastSeq[p] = seq
+	}
+}
+
+// ack records that the consumer acked Update seq (and so every earlier
+// one). It reports whether anything stopped being in use.
+func (h *handoff) ack(seq uint64) bool {
+	if seq <= h.acked {
+		return false
+	}
+	h.acked = seq
+	freed := false
+	for p, last := range h.lastSeq {
+		if last < seq {
+			delete(h.lastSeq, p)
+			freed = true
+		}
+	}
+	return freed
+}
+
+// inUse reports whether the consumer may still be working on p.
+func (h *handoff) inUse(p Partition) bool {
+	last, ok := h.lastSeq[p]
+	return ok && last >= h.acked
+}
+
+// want returns the claims to keep or take: the target, plus the held
+// partitions still in use whose release timeout has not passed. It also
+// returns the partitions whose timeout passed just now, for a warning, and
+// when the next timeout is due (zero if none).
+func (h *handoff) want(target, held, assigned []Partition, now time.Time) (want, timedOut []Partition, next time.Time) {
+	want = slices.Clone(target)
+	for p := range h.revokedAt {
+		if _, found := slices.BinarySearchFunc(held, p, partitions.Compare); !found {
+			delete(h.revokedAt, p)
+			delete(h.forced, p)
+		}
+	}
+	for _, p := range held {
+		if _, found := slices.BinarySearchFunc(assigned, p, partitions.Compare); found {
+			delete(h.revokedAt, p)
+			delete(h.forced, p)
+			continue
+		}
+		if _, found := slices.BinarySearchFunc(target, p, partitions.Compare); found {
+			continue // targeted but not assigned: only when not yet delivered, kept anyway
+		}
+		if !h.inUse(p) {
+			continue
+		}
+		at, ok := h.revokedAt[p]
+		if !ok {
+			at = now
+			h.revokedAt[p] = at
+		}
+		deadline := at.Add(h.releaseTimeout)
+		if !now.Before(deadline) {
+			if !h.forced[p] {
+				h.forced[p] = true
+				timedOut = append(timedOut, p)
+			}
+			continue
+		}
+		want = append(want, p)
+		if next.IsZero() || deadline.Before(next) {
+			next = deadline
+		}
+	}
+	partitions.Sort(want)
+	return want, timedOut, next
+}
+
+// intersect returns the partitions in both sorted lists.
+func intersect(a, b []Partition) []Partition {
+	var out []Partition
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch c := partitions.Compare(a[i], b[j]); {
+		case c < 0:
+			i++
+		case c > 0:
+			j++
+		default:
+			out = append(out, a[i])
+			i, j = i+1, j+1
+		}
+	}
+	return out
+}

@@ -1,0 +1,208 @@
+package rebalance_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/zkalloc/zkalloc/membership"
+	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
+	"github.com/zkalloc/zkalloc/session"
+)
+
+// settled brings a manual-claims harness to a first assignment of
+// members over t:0..n-1 with every wanted claim granted, and returns it.
+func settled(t *testing.T, h *harness, members []string, n int32) rebalance.Update {
+	t.Helper()
+	ids := make([]int32, n)
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	h.up(1, 1)
+	h.sendMembers(membership.View{Members: members, Zxid: 2, SessionID: 1, Reconnects: 1})
+	h.sendParts(partitions.View{Parts: ps("t", ids...), Zxid: 3, SessionID: 1, Reconnects: 1})
+	d := h.nextDesired()
+	h.grant(d, d.Want...)
+	return h.next()
+}
+
+// grant answers d with the given claims held.
+func (h *harness) grant(d rebalance.Desired, held ...partitions.Partition) {
+	h.held.Set(rebalance.Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Held: held})
+}
+
+func TestHandoffAddsOnlyClaimedPartitions(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true})
+	h.up(1, 1)
+	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
+	h.sendParts(partitions.View{Parts: ps("t", 0, 1, 2), Zxid: 3, SessionID: 1, Reconnects: 1})
+	d := h.nextDesired()
+	if !slices.Equal(d.Want, ps("t", 0, 1, 2)) || d.SessionID != 1 {
+		t.Fatalf("Desired = %+v, want all three in session 1", d)
+	}
+	// t:1 is still claimed by its previous owner.
+	h.grant(d, ps("t", 0, 2)...)
+	u := h.next()
+	if !slices.Equal(u.Assigned, ps("t", 0, 2)) {
+		t.Fatalf("Assigned = %v before t:1 was claimed, want [t:0 t:2]", u.Assigned)
+	}
+	select {
+	case <-h.a.Ready():
+	default:
+		t.Fatal("Ready not closed although the claims actor answered")
+	}
+	h.grant(d, ps("t", 0, 1, 2)...)
+	u = h.next()
+	if !slices.Equal(u.Added, ps("t", 1)) || !slices.Equal(u.Assigned, ps("t", 0, 1, 2)) {
+		t.Fatalf("after the claim: %+v, want t:1 added", u)
+	}
+}
+
+func TestHandoffKeepsRevokedClaimUntilAck(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true})
+	first := settled(t, h, []string{"a"}, 4)
+	first.Ack()
+
+	// b joins: a keeps t:0 and t:2, revokes t:1 and t:3.
+	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 4, SessionID: 1, Reconnects: 1})
+	u := h.next()
+	if !slices.Equal(u.Revoked, ps("t", 1, 3)) || !slices.Equal(u.Assigned, ps("t", 0, 2)) {
+		t.Fatalf("after b joined: %+v", u)
+	}
+	// The revoked claims are kept: nothing new is desired.
+	h.none(func() {
+		h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 4, SessionID: 1, Reconnects: 1})
+	})
+	if d, ok := h.desired.Take(); ok {
+		t.Fatalf("Desired %v before the ack: revoked claims must be kept", d.Want)
+	}
+	first.Ack() // an old ack changes nothing
+	u.Ack()
+	u.Ack() // idempotent
+	if d := h.nextDesired(); !slices.Equal(d.Want, ps("t", 0, 2)) {
+		t.Fatalf("Desired after the ack = %v, want [t:0 t:2]", d.Want)
+	}
+}
+
+func TestHandoffOlderAckKeepsNewerPartitions(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true})
+	first := settled(t, h, []string{"a", "b"}, 4) // a has t:0, t:2
+	if !slices.Equal(first.Assigned, ps("t", 0, 2)) {
+		t.Fatalf("first: %+v", first)
+	}
+	// b leaves: a takes t:1 and t:3 too.
+	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 4, SessionID: 1, Reconnects: 1})
+	d := h.nextDesired()
+	h.grant(d, d.Want...)
+	second := h.next()
+	if !slices.Equal(second.Assigned, ps("t", 0, 1, 2, 3)) {
+		t.Fatalf("second: %+v", second)
+	}
+	// b is back: t:1 and t:3 are revoked again.
+	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 5, SessionID: 1, Reconnects: 1})
+	third := h.next()
+	if !slices.Equal(third.Revoked, ps("t", 1, 3)) {
+		t.Fatalf("third: %+v", third)
+	}
+	// Acking the first update says nothing about t:1 and t:3, which the
+	// second one started.
+	first.Ack()
+	h.none(func() {
+		h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 5, SessionID: 1, Reconnects: 1})
+	})
+	select {
+	case d := <-waitDesired(h):
+		t.Fatalf("an ack of the first update released claims: %v", d.Want)
+	default:
+	}
+	third.Ack()
+	if d := h.nextDesired(); !slices.Equal(d.Want, ps("t", 0, 2)) {
+		t.Fatalf("Desired after acking the third = %v", d.Want)
+	}
+}
+
+// waitDesired returns a channel with the pending Desired, if any.
+func waitDesired(h *harness) <-chan rebalance.Desired {
+	out := make(chan rebalance.Desired, 1)
+	if d, ok := h.desired.Take(); ok {
+		out <- d
+	}
+	return out
+}
+
+func TestHandoffReleaseTimeout(t *testing.T) {
+	t.Parallel()
+	const rt = 10 * time.Second
+	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true, releaseTimeout: rt})
+	settled(t, h, []string{"a"}, 2)
+	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 4, SessionID: 1, Reconnects: 1})
+	u := h.next()
+	if !slices.Equal(u.Revoked, ps("t", 1)) {
+		t.Fatalf("%+v", u)
+	}
+	// No ack comes.
+	if err := h.clock.WaitTimers(h.ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(rt)
+	if d := h.nextDesired(); !slices.Equal(d.Want, ps("t", 0)) {
+		t.Fatalf("Desired after the release timeout = %v, want [t:0]", d.Want)
+	}
+}
+
+func TestSuspendRevokesAtOnceByDefault(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "a", rebalance.RoundRobin, options{})
+	h.up(1, 1)
+	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
+	h.sendParts(partitions.View{Parts: ps("t", 0), Zxid: 3, SessionID: 1, Reconnects: 1})
+	h.next()
+	h.session.Set(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 1})
+	if u := h.next(); len(u.Assigned) != 0 {
+		t.Fatalf("%+v", u)
+	}
+}
+
+func TestGraceKeepsPartitionsThroughABlip(t *testing.T) {
+	t.Parallel()
+	const grace = 3 * time.Second
+	h := newHarness(t, "a", rebalance.RoundRobin, options{grace: grace})
+	h.up(1, 1)
+	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
+	parts := partitions.View{Parts: ps("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 1}
+	h.sendParts(parts)
+	h.next()
+
+	// A blip shorter than the grace: nothing is revoked.
+	h.session.Set(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 1})
+	h.none(func() { h.sendParts(parts) })
+	h.up(1, 2)
+	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 2})
+	h.none(func() { h.sendParts(partitions.View{Parts: ps("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 2}) })
+
+	// A long one: revoked when the grace runs out.
+	h.session.Set(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 2})
+	h.none(func() { h.sendParts(partitions.View{Parts: ps("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 2}) })
+	h.clock.Advance(grace)
+	if u := h.next(); len(u.Assigned) != 0 || !slices.Equal(u.Revoked, ps("t", 0, 1)) {
+		t.Fatalf("after the grace: %+v, want everything revoked", u)
+	}
+}
+
+func TestGraceEndsWhenTheSessionIsLost(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "a", rebalance.RoundRobin, options{grace: time.Hour})
+	h.up(1, 1)
+	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
+	h.sendParts(partitions.View{Parts: ps("t", 0), Zxid: 3, SessionID: 1, Reconnects: 1})
+	h.next()
+	h.session.Set(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 1})
+	h.session.Set(session.State{Status: session.Lost, SessionID: 1, Reconnects: 1})
+	if u := h.next(); len(u.Assigned) != 0 {
+		t.Fatalf("after Lost: %+v, want everything revoked", u)
+	}
+}
