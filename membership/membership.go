@@ -99,6 +99,8 @@ func (m *Membership) Run(ctx context.Context) error {
 			switch {
 			case errors.Is(err, ErrDuplicateMember):
 				return err
+			case err != nil && ctx.Err() != nil:
+				return nil // the connection was closed under us: shutting down
 			case err != nil:
 				d := bo.NextBackOff()
 				m.cfg.Logger.Warn("zkalloc: membership update failed; retrying", "in", d, "err", err)
@@ -235,10 +237,10 @@ const (
 // this actor has had.
 func decide(owner, current int64, own map[int64]struct{}) decision {
 	switch {
+	case owner == 0:
+		return refuse // a persistent node: not a member at all, even if current is 0 (no session)
 	case owner == current:
 		return keep
-	case owner == 0:
-		return refuse // a persistent node: not a member at all
 	}
 	if _, ok := own[owner]; ok {
 		return replace

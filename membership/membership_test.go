@@ -1,0 +1,304 @@
+package membership_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zktest"
+	"github.com/zkalloc/zkalloc/membership"
+	"github.com/zkalloc/zkalloc/session"
+)
+
+// The membership actor against a real ZooKeeper: each member is a session
+// and a Membership in one actor.Group.
+
+// wait bounds every wait for the actors; generous for a loaded machine.
+const wait = 10 * time.Second
+
+var paths = zkpath.Group{Root: "/zkalloc", Group: "members"}
+
+// member runs a session and a membership actor.
+type member struct {
+	t     *testing.T
+	name  string
+	m     *membership.Membership
+	probe *actor.Latest[session.State]
+	st    session.State   // the latest state taken from probe
+	last  membership.View // the latest view taken
+	done  chan struct{}   // closed when the group has returned, after err is set
+	err   error           // the group's result
+	// failed is set by a test that expects the group to fail, so that the
+	// cleanup does not report the error.
+	failed bool
+}
+
+func startMember(t *testing.T, servers []string, name string, data []byte, timeout time.Duration) *member {
+	t.Helper()
+	sess := session.New(session.Config{Servers: servers, Timeout: timeout})
+	m := &member{
+		t:     t,
+		name:  name,
+		probe: sess.Subscribe(),
+		m:     membership.New(membership.Config{Paths: paths, Member: name, Data: data, Session: sess.Subscribe()}),
+		done:  make(chan struct{}),
+	}
+	var g actor.Group
+	g.Add("session", sess)
+	g.Add("membership", m.m)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		m.err = g.Run(ctx)
+		close(m.done)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-m.done
+		if m.err != nil && !m.failed {
+			t.Errorf("%s: Run: %v", name, m.err)
+		}
+	})
+	return m
+}
+
+// waitSession waits until a published session state satisfies ok.
+func (m *member) waitSession(what string, ok func(session.State) bool) session.State {
+	m.t.Helper()
+	deadline := time.After(wait)
+	for !ok(m.st) {
+		select {
+		case <-m.probe.Changed():
+			if st, got := m.probe.Take(); got {
+				m.st = st
+			}
+		case <-deadline:
+			m.t.Fatalf("%s: no %s session within %v; last %+v", m.name, what, wait, m.st)
+		}
+	}
+	return m.st
+}
+
+func isUp(st session.State) bool { return st.Status == session.Up }
+
+// waitView waits until a view satisfies ok.
+func (m *member) waitView(what string, ok func(membership.View) bool) membership.View {
+	m.t.Helper()
+	deadline := time.After(wait)
+	for !ok(m.last) {
+		select {
+		case v, open := <-m.m.Views():
+			if !open {
+				m.t.Fatalf("%s: views closed while waiting for %s; last %+v", m.name, what, m.last)
+			}
+			m.last = v
+		case <-deadline:
+			m.t.Fatalf("%s: no view %s within %v; last %+v", m.name, what, wait, m.last)
+		}
+	}
+	return m.last
+}
+
+// listing is the condition "the view lists exactly names".
+func listing(names ...string) (string, func(membership.View) bool) {
+	return "of " + strings.Join(names, ","), func(v membership.View) bool { return slices.Equal(v.Members, names) }
+}
+
+// observe runs a plain session for the test's own reads and writes and
+// returns its state once it is up.
+func observe(t *testing.T, servers []string) session.State {
+	t.Helper()
+	sess := session.New(session.Config{Servers: servers, Timeout: 10 * time.Second})
+	probe := sess.Subscribe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sess.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("observer: Run: %v", err)
+		}
+	})
+	deadline := time.After(wait)
+	for {
+		select {
+		case <-probe.Changed():
+			if st, ok := probe.Take(); ok && isUp(st) {
+				return st
+			}
+		case <-deadline:
+			t.Fatal("observer: no session")
+		}
+	}
+}
+
+// checkNode checks that name's member node is ephemeral, owned by owner,
+// and holds data, and returns its stat.
+func checkNode(t *testing.T, conn session.Conn, name string, owner int64, data []byte) *zk.Stat {
+	t.Helper()
+	got, stat, err := conn.Get(paths.Member(name))
+	if err != nil {
+		t.Fatalf("member node %s: %v", name, err)
+	}
+	if stat.EphemeralOwner == 0 || stat.EphemeralOwner != owner || !slices.Equal(got, data) {
+		t.Errorf("member node %s: owner %#x, data %q; want ephemeral of %#x with %q", name, stat.EphemeralOwner, got, owner, data)
+	}
+	return stat
+}
+
+// pzxid reads the members node's pzxid.
+func pzxid(t *testing.T, conn session.Conn) int64 {
+	t.Helper()
+	_, stat, err := conn.Get(paths.Members())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stat.Pzxid
+}
+
+// waitGone waits, with an exists watch, until path is gone.
+func waitGone(t *testing.T, conn session.Conn, path string, within time.Duration) {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		exists, _, ev, err := conn.ExistsW(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !exists {
+			return
+		}
+		select {
+		case <-ev:
+		case <-deadline:
+			t.Fatalf("%s still exists after %v", path, within)
+		}
+	}
+}
+
+func TestMembershipRegisters(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers := []string{srv.Addr()}
+	obs := observe(t, servers)
+	data1, data2 := []byte(`{"host":"h1","pid":1}`), []byte(`{"host":"h2","pid":2}`)
+	m2 := startMember(t, servers, "m2", data2, 4*time.Second)
+	m1 := startMember(t, servers, "m1", data1, 4*time.Second)
+	m1.waitSession("up", isUp)
+	m2.waitSession("up", isUp)
+	v1, v2 := m1.waitView(listing("m1", "m2")), m2.waitView(listing("m1", "m2"))
+
+	checkNode(t, obs.Conn, "m1", m1.st.SessionID, data1)
+	checkNode(t, obs.Conn, "m2", m2.st.SessionID, data2)
+	z := pzxid(t, obs.Conn)
+	for _, c := range []struct {
+		m *member
+		v membership.View
+	}{{m1, v1}, {m2, v2}} {
+		if c.v.Zxid != z || c.v.SessionID != c.m.st.SessionID || c.v.Reconnects != c.m.st.Reconnects {
+			t.Errorf("%s: view %+v; want zxid %d (the members pzxid), session %#x, reconnects %d",
+				c.m.name, c.v, z, c.m.st.SessionID, c.m.st.Reconnects)
+		}
+	}
+}
+
+func TestMembershipRefusesDuplicate(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers := []string{srv.Addr()}
+	obs := observe(t, servers)
+	data := []byte(`{"host":"h1","pid":1,"started":"2026-01-01T00:00:00Z"}`)
+	first := startMember(t, servers, "m", data, 4*time.Second)
+	first.waitSession("up", isUp)
+	first.waitView(listing("m"))
+
+	start := time.Now()
+	dup := startMember(t, servers, "m", []byte(`{"host":"h2","pid":2}`), 4*time.Second)
+	dup.failed = true
+	select {
+	case <-dup.done:
+	case <-time.After(wait):
+		t.Fatalf("a duplicate member still runs after %v", wait)
+	}
+	took := time.Since(start)
+	t.Logf("duplicate refused after %v: %v", took, dup.err)
+	if !errors.Is(dup.err, membership.ErrDuplicateMember) {
+		t.Fatalf("Run of a duplicate = %v, want ErrDuplicateMember", dup.err)
+	}
+	if !strings.Contains(dup.err.Error(), "host h1, pid 1") {
+		t.Errorf("error %q does not describe the holder", dup.err)
+	}
+	if took > 4*time.Second {
+		t.Errorf("duplicate refused after %v, want it at the first registration", took)
+	}
+	checkNode(t, obs.Conn, "m", first.st.SessionID, data)
+	first.waitView(listing("m")) // still running
+}
+
+func TestMembershipFollowsTheList(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers := []string{srv.Addr()}
+	obs := observe(t, servers)
+	data := []byte(`{"host":"h1"}`)
+	m := startMember(t, servers, "m", data, 4*time.Second)
+	m.waitSession("up", isUp)
+	m.waitView(listing("m"))
+	before := checkNode(t, obs.Conn, "m", m.st.SessionID, data)
+
+	// Another session's members come and go.
+	if _, err := obs.Conn.Create(paths.Member("x"), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if v := m.waitView(listing("m", "x")); v.Zxid != pzxid(t, obs.Conn) {
+		t.Errorf("view zxid %d, want the members pzxid %d", v.Zxid, pzxid(t, obs.Conn))
+	}
+	if err := obs.Conn.Delete(paths.Member("x"), -1); err != nil {
+		t.Fatal(err)
+	}
+	v := m.waitView(listing("m"))
+	if z := pzxid(t, obs.Conn); v.Zxid != z {
+		t.Errorf("view zxid %d, want the members pzxid %d", v.Zxid, z)
+	}
+
+	// Our own node is deleted behind our back: the member registers again.
+	if err := obs.Conn.Delete(paths.Member("m"), -1); err != nil {
+		t.Fatal(err)
+	}
+	what, listed := listing("m")
+	again := m.waitView(what+" after the node was deleted", func(w membership.View) bool { return w.Zxid > v.Zxid && listed(w) })
+	after := checkNode(t, obs.Conn, "m", m.st.SessionID, data)
+	if after.Czxid <= before.Czxid {
+		t.Errorf("member node czxid %d, was %d; want it created again", after.Czxid, before.Czxid)
+	}
+	if z := pzxid(t, obs.Conn); again.Zxid != z {
+		t.Errorf("view zxid %d, want the members pzxid %d", again.Zxid, z)
+	}
+}
+
+func TestMembershipRegistersAgainAfterExpiry(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	proxy := zktest.StartProxy(t, srv.Addr())
+	obs := observe(t, []string{srv.Addr()})
+	const timeout = 2 * time.Second
+	data := []byte(`{"host":"h1"}`)
+	m := startMember(t, proxy.Addrs(), "m", data, timeout)
+	old := m.waitSession("up", isUp).SessionID
+	m.waitView(listing("m"))
+
+	// Cut the member off until the server expires its session.
+	proxy.Blackhole(true)
+	waitGone(t, obs.Conn, paths.Member("m"), 4*timeout)
+	proxy.Blackhole(false)
+	st := m.waitSession("up in a new session", func(st session.State) bool { return isUp(st) && st.SessionID != old })
+	what, listed := listing("m")
+	m.waitView(what+" in the new session", func(v membership.View) bool { return v.SessionID == st.SessionID && listed(v) })
+	checkNode(t, obs.Conn, "m", st.SessionID, data)
+}

@@ -1,0 +1,469 @@
+package rebalance_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zktest"
+	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
+	"github.com/zkalloc/zkalloc/session"
+)
+
+// The claims actor against a real ZooKeeper: each claimer is a session and
+// a Claims actor in one actor.Group, fed Desired snapshots by the test.
+
+// claimWait bounds every wait for the actors; generous for a loaded machine.
+const claimWait = 10 * time.Second
+
+var claimPaths = zkpath.Group{Root: "/zkalloc", Group: "claims"}
+
+// claimer runs a session and a claims actor for one member.
+type claimer struct {
+	t        *testing.T
+	name     string
+	probe    *actor.Latest[session.State]
+	st       session.State // the latest state taken from probe
+	desired  *actor.Latest[rebalance.Desired]
+	held     *actor.Latest[rebalance.Held]
+	last     rebalance.Held // the latest Held taken
+	seq      uint64
+	requests atomic.Int64 // reads and writes sent by the claims actor
+	stop     func()       // cancels the group and waits for it; later calls do nothing
+}
+
+func startClaimer(t *testing.T, servers []string, name string, timeout time.Duration) *claimer {
+	t.Helper()
+	c := &claimer{
+		t:       t,
+		name:    name,
+		desired: actor.NewLatest[rebalance.Desired](),
+		held:    actor.NewLatest[rebalance.Held](),
+	}
+	sess := session.New(session.Config{
+		Servers:  servers,
+		Timeout:  timeout,
+		WrapConn: func(conn session.Conn) session.Conn { return countingConn{Conn: conn, n: &c.requests} },
+	})
+	c.probe = sess.Subscribe()
+	claims := rebalance.NewClaims(rebalance.ClaimsConfig{
+		Paths:   claimPaths,
+		Member:  name,
+		Session: sess.Subscribe(),
+		Desired: c.desired,
+		Held:    c.held,
+	})
+	var g actor.Group
+	g.Add("session", sess)
+	g.Add("claims", claims)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.Run(ctx) }()
+	var once sync.Once
+	c.stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("%s: Run: %v", name, err)
+			}
+		})
+	}
+	t.Cleanup(c.stop)
+	c.waitSession("up", func(st session.State) bool { return st.Status == session.Up })
+	return c
+}
+
+// waitSession waits until a published session state satisfies ok.
+func (c *claimer) waitSession(what string, ok func(session.State) bool) session.State {
+	c.t.Helper()
+	deadline := time.After(claimWait)
+	for !ok(c.st) {
+		select {
+		case <-c.probe.Changed():
+			if st, got := c.probe.Take(); got {
+				c.st = st
+			}
+		case <-deadline:
+			c.t.Fatalf("%s: no %s session within %v; last %+v", c.name, what, claimWait, c.st)
+		}
+	}
+	return c.st
+}
+
+// want sends a Desired for the current session, as the rebalance actor
+// would.
+func (c *claimer) want(ps ...partitions.Partition) rebalance.Desired {
+	c.seq++
+	ps = slices.Clone(ps)
+	partitions.Sort(ps)
+	d := rebalance.Desired{SessionID: c.st.SessionID, Reconnects: c.st.Reconnects, Seq: c.seq, Want: ps}
+	c.desired.Set(d)
+	return d
+}
+
+// waitHeld waits until a reported Held satisfies ok.
+func (c *claimer) waitHeld(what string, ok func(rebalance.Held) bool) rebalance.Held {
+	c.t.Helper()
+	deadline := time.After(claimWait)
+	for !ok(c.last) {
+		select {
+		case <-c.held.Changed():
+			if h, got := c.held.Take(); got {
+				c.last = h
+			}
+		case <-deadline:
+			c.t.Fatalf("%s: no Held %s within %v; last %+v", c.name, what, claimWait, c.last)
+		}
+	}
+	return c.last
+}
+
+// holds is the condition "Held answers d, in d's session, with exactly
+// held and waiting".
+func holds(d rebalance.Desired, held []partitions.Partition, waiting int) (string, func(rebalance.Held) bool) {
+	return fmt.Sprintf("of %v with %d waiting for seq %d", held, waiting, d.Seq), func(h rebalance.Held) bool {
+		return h.Seq == d.Seq && h.SessionID == d.SessionID && slices.Equal(h.Held, held) && h.Waiting == waiting
+	}
+}
+
+// countingConn counts the requests an actor sends.
+type countingConn struct {
+	session.Conn
+	n *atomic.Int64
+}
+
+func (c countingConn) Get(p string) ([]byte, *zk.Stat, error) { c.n.Add(1); return c.Conn.Get(p) }
+func (c countingConn) Exists(p string) (bool, *zk.Stat, error) {
+	c.n.Add(1)
+	return c.Conn.Exists(p)
+}
+func (c countingConn) ExistsW(p string) (bool, *zk.Stat, <-chan zk.Event, error) {
+	c.n.Add(1)
+	return c.Conn.ExistsW(p)
+}
+func (c countingConn) Create(p string, data []byte, flags int32, acl []zk.ACL) (string, error) {
+	c.n.Add(1)
+	return c.Conn.Create(p, data, flags, acl)
+}
+func (c countingConn) Delete(p string, version int32) error {
+	c.n.Add(1)
+	return c.Conn.Delete(p, version)
+}
+
+// observe runs a plain session for the test's own reads and writes and
+// returns its state once it is up.
+func observe(t *testing.T, servers []string) session.State {
+	t.Helper()
+	sess := session.New(session.Config{Servers: servers, Timeout: 10 * time.Second})
+	probe := sess.Subscribe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sess.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("observer: Run: %v", err)
+		}
+	})
+	deadline := time.After(claimWait)
+	for {
+		select {
+		case <-probe.Changed():
+			if st, ok := probe.Take(); ok && st.Status == session.Up {
+				return st
+			}
+		case <-deadline:
+			t.Fatal("observer: no session")
+		}
+	}
+}
+
+func claimPath(p partitions.Partition) string { return claimPaths.Owners() + "/" + p.String() }
+
+// checkClaim checks that p's claim node exists, is owned by owner and
+// holds data, and returns its stat.
+func checkClaim(t *testing.T, conn session.Conn, p partitions.Partition, owner int64, data string) *zk.Stat {
+	t.Helper()
+	got, stat, err := conn.Get(claimPath(p))
+	if err != nil {
+		t.Fatalf("claim %s: %v", p, err)
+	}
+	if stat.EphemeralOwner != owner || string(got) != data {
+		t.Errorf("claim %s: owner %#x, data %q; want %#x, %q", p, stat.EphemeralOwner, got, owner, data)
+	}
+	return stat
+}
+
+// waitClaimGone waits, with an exists watch, until p's claim node is gone.
+func waitClaimGone(t *testing.T, conn session.Conn, p partitions.Partition, within time.Duration) {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		exists, _, ev, err := conn.ExistsW(claimPath(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !exists {
+			return
+		}
+		select {
+		case <-ev:
+		case <-deadline:
+			t.Fatalf("claim %s still exists after %v", p, within)
+		}
+	}
+}
+
+// watchers returns the hex session IDs the server lists (`wchp`) as
+// watching path.
+func watchers(t *testing.T, addr, path string) []string {
+	t.Helper()
+	out, err := zktest.FourLetter(context.Background(), addr, "wchp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	in := false
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, "/"):
+			in = line == path
+		case in && strings.TrimSpace(line) != "":
+			ids = append(ids, strings.TrimSpace(line))
+		}
+	}
+	return ids
+}
+
+func TestClaimsOneHoldsOtherWaitsThenTakesOver(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers := []string{srv.Addr()}
+	obs := observe(t, servers)
+	a := startClaimer(t, servers, "a", 4*time.Second)
+	b := startClaimer(t, servers, "b", 4*time.Second)
+	t0 := ps("t", 0)
+
+	da, db := a.want(t0...), b.want(t0...)
+	answered := func(d rebalance.Desired) func(rebalance.Held) bool {
+		return func(h rebalance.Held) bool { return h.Seq == d.Seq && h.SessionID == d.SessionID }
+	}
+	ha := a.waitHeld("answering the first Desired", answered(da))
+	hb := b.waitHeld("answering the first Desired", answered(db))
+	holder, waiter, dh, dw := a, b, da, db
+	if len(hb.Held) > 0 {
+		holder, waiter, dh, dw = b, a, db, da
+	}
+	if len(ha.Held)+len(hb.Held) != 1 {
+		t.Fatalf("Held a %+v, b %+v; want exactly one to hold t:0", ha, hb)
+	}
+	if what, ok := holds(dh, t0, 0); !ok(holder.last) {
+		t.Errorf("holder %s: %+v, want Held %s", holder.name, holder.last, what)
+	}
+	if what, ok := holds(dw, nil, 1); !ok(waiter.last) {
+		t.Errorf("waiter %s: %+v, want Held %s", waiter.name, waiter.last, what)
+	}
+	checkClaim(t, obs.Conn, t0[0], holder.st.SessionID, holder.name)
+
+	// The waiter waits on a watch of the claim node, not by polling: the
+	// server lists its session among the node's watchers, and it sends
+	// nothing until the watch fires.
+	requests := waiter.requests.Load()
+	if ids := watchers(t, srv.Addr(), claimPath(t0[0])); !slices.Contains(ids, fmt.Sprintf("0x%x", waiter.st.SessionID)) {
+		t.Errorf("watchers of %s: %v; want the waiter's session %#x", claimPath(t0[0]), ids, waiter.st.SessionID)
+	}
+
+	// The holder no longer wants it: it deletes its node, the waiter's
+	// watch fires and the waiter claims it.
+	holder.waitHeld(holds(holder.want(), nil, 0))
+	waiter.waitHeld(holds(dw, t0, 0))
+	checkClaim(t, obs.Conn, t0[0], waiter.st.SessionID, waiter.name)
+	if n := waiter.requests.Load() - requests; n != 1 {
+		t.Errorf("the waiter sent %d requests between reporting Waiting and holding t:0, want 1 (the create after its watch fired)", n)
+	}
+}
+
+func TestClaimsWaitingCountsWantedOnly(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers := []string{srv.Addr()}
+	a := startClaimer(t, servers, "a", 4*time.Second)
+	b := startClaimer(t, servers, "b", 4*time.Second)
+	a.waitHeld(holds(a.want(ps("t", 0, 1)...), ps("t", 0, 1), 0))
+	b.waitHeld(holds(b.want(ps("t", 0, 1, 2)...), ps("t", 2), 2))
+	// b no longer wants t:0, still held by a: it is no longer waiting for it.
+	b.waitHeld(holds(b.want(ps("t", 1, 2)...), ps("t", 2), 1))
+	// Wanted again, while its watch is still armed: waiting again.
+	b.waitHeld(holds(b.want(ps("t", 0, 1, 2)...), ps("t", 2), 2))
+	d := b.want(ps("t", 0, 2)...)
+	b.waitHeld(holds(d, ps("t", 2), 1))
+	a.waitHeld(holds(a.want(), nil, 0))
+	b.waitHeld(holds(d, ps("t", 0, 2), 0))
+}
+
+func TestClaimsTakeOverFromClosedSession(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers := []string{srv.Addr()}
+	obs := observe(t, servers)
+	a := startClaimer(t, servers, "a", 4*time.Second)
+	b := startClaimer(t, servers, "b", 4*time.Second)
+	t0 := ps("t", 0)
+	a.waitHeld(holds(a.want(t0...), t0, 0))
+	db := b.want(t0...)
+	b.waitHeld(holds(db, nil, 1))
+
+	// a's session ends without a release: the server deletes its node.
+	a.stop()
+	start := time.Now()
+	b.waitHeld(holds(db, t0, 0))
+	t.Logf("taken over %v after the holder's session closed", time.Since(start))
+	checkClaim(t, obs.Conn, t0[0], b.st.SessionID, "b")
+}
+
+func TestClaimsReleaseLeavesAnotherSessionsNode(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers := []string{srv.Addr()}
+	obs := observe(t, servers)
+	a := startClaimer(t, servers, "a", 4*time.Second)
+	t0 := ps("t", 0)
+	a.waitHeld(holds(a.want(t0...), t0, 0))
+
+	// Behind a's back its claim vanishes and another session claims it.
+	if err := obs.Conn.Delete(claimPath(t0[0]), -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := obs.Conn.Create(claimPath(t0[0]), []byte("other"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	a.waitHeld(holds(a.want(), nil, 0))
+	checkClaim(t, obs.Conn, t0[0], obs.SessionID, "other")
+}
+
+func TestClaimsVerifiedAfterReconnect(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	proxy := zktest.StartProxy(t, srv.Addr())
+	obs := observe(t, []string{srv.Addr()})
+	a := startClaimer(t, proxy.Addrs(), "a", 4*time.Second)
+	want := ps("t", 0, 1)
+	d := a.want(want...)
+	a.waitHeld(holds(d, want, 0))
+	kept := checkClaim(t, obs.Conn, want[0], a.st.SessionID, "a")
+	// One claim vanishes behind a's back; a only learns of it by checking
+	// its claims after the reconnection.
+	if err := obs.Conn.Delete(claimPath(want[1]), -1); err != nil {
+		t.Fatal(err)
+	}
+
+	sid, before := a.st.SessionID, a.st.Reconnects
+	proxy.Reset()
+	st := a.waitSession("up again", func(st session.State) bool {
+		return st.Status == session.Up && st.Reconnects > before
+	})
+	if st.SessionID != sid {
+		t.Fatalf("the session changed from %#x to %#x after a reset", sid, st.SessionID)
+	}
+	a.waitHeld("in the reconnected session", func(h rebalance.Held) bool {
+		return h.SessionID == sid && h.Reconnects == st.Reconnects && h.Seq == d.Seq && slices.Equal(h.Held, want)
+	})
+	if again := checkClaim(t, obs.Conn, want[0], sid, "a"); again.Czxid != kept.Czxid {
+		t.Errorf("claim %s was re-created (czxid %d, was %d); want it verified and kept", want[0], again.Czxid, kept.Czxid)
+	}
+	checkClaim(t, obs.Conn, want[1], sid, "a") // found missing and claimed again
+}
+
+func TestClaimsRecreatedAfterExpiry(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	proxy := zktest.StartProxy(t, srv.Addr())
+	obs := observe(t, []string{srv.Addr()})
+	const timeout = 2 * time.Second
+	a := startClaimer(t, proxy.Addrs(), "a", timeout)
+	t0 := ps("t", 0)
+	a.waitHeld(holds(a.want(t0...), t0, 0))
+	old := a.st.SessionID
+
+	// Cut a off until the server expires its session and deletes its claim.
+	proxy.Blackhole(true)
+	waitClaimGone(t, obs.Conn, t0[0], 4*timeout)
+	proxy.Blackhole(false)
+	st := a.waitSession("up in a new session", func(st session.State) bool {
+		return st.Status == session.Up && st.SessionID != old
+	})
+	// The Desired still names the old session: nothing is claimed for it.
+	a.waitHeld("empty in the new session", func(h rebalance.Held) bool {
+		return h.SessionID == st.SessionID && len(h.Held) == 0
+	})
+	a.waitHeld(holds(a.want(t0...), t0, 0))
+	checkClaim(t, obs.Conn, t0[0], st.SessionID, "a")
+}
+
+func TestClaimsIgnoreDesiredOfAnotherSession(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	obs := observe(t, []string{srv.Addr()})
+	a := startClaimer(t, []string{srv.Addr()}, "a", 4*time.Second)
+	d := rebalance.Desired{SessionID: a.st.SessionID + 1, Reconnects: a.st.Reconnects, Seq: 1, Want: ps("t", 0)}
+	a.desired.Set(d)
+	a.waitHeld("answering a Desired of another session", func(h rebalance.Held) bool { return h.Seq == d.Seq })
+	if a.last.SessionID != a.st.SessionID || len(a.last.Held) != 0 || a.last.Waiting != 0 {
+		t.Errorf("Held %+v; want nothing held or waited for in session %#x", a.last, a.st.SessionID)
+	}
+	_, _, err := obs.Conn.Get(claimPath(ps("t", 0)[0]))
+	if !errors.Is(err, zk.ErrNoNode) {
+		t.Errorf("claim t:0 read: %v; want it never created", err)
+	}
+}
+
+func TestClaimsReleasedAfterLostSessionResumes(t *testing.T) {
+	t.Parallel()
+	// The session reports Lost at 80% of its timeout without a reply, while
+	// the server keeps it for the whole timeout: a long timeout leaves room
+	// to reconnect (the client sleeps 1s before each attempt) in between.
+	const timeout = 12 * time.Second
+	srv := zktest.Standalone(t, zktest.Options{MaxSessionTimeout: timeout})
+	proxy := zktest.StartProxy(t, srv.Addr())
+	obs := observe(t, []string{srv.Addr()})
+	a := startClaimer(t, proxy.Addrs(), "a", timeout)
+	a.waitHeld(holds(a.want(ps("t", 0, 1)...), ps("t", 0, 1), 0))
+	sid, before := a.st.SessionID, a.st.Reconnects
+
+	proxy.Blackhole(true)
+	a.waitSession("lost", func(st session.State) bool { return st.Status == session.Lost })
+	lost := a.st
+	proxy.Blackhole(false)
+	// Meanwhile the rebalance actor has moved t:1 elsewhere.
+	d := a.want(ps("t", 0)...)
+	st := a.waitSession("up again", func(st session.State) bool { return st.Status == session.Up && st.Reconnects > before })
+	t.Logf("lost %v after the last reply, up again %v after that", lost.Since.Sub(lost.LastReply), st.Since.Sub(lost.Since))
+	if st.SessionID != sid {
+		t.Fatalf("the server expired session %#x before it could resume (now %#x): the reconnection was too slow for this test", sid, st.SessionID)
+	}
+	a.waitHeld("in the resumed session", func(h rebalance.Held) bool {
+		return h.SessionID == sid && h.Reconnects == st.Reconnects && h.Seq == d.Seq && slices.Equal(h.Held, ps("t", 0))
+	})
+	checkClaim(t, obs.Conn, ps("t", 0)[0], sid, "a")
+	// The claim on t:1 survived in the resumed session and is no longer
+	// wanted: it must be released, or its next owner waits as long as
+	// this session lives.
+	if _, stat, err := obs.Conn.Get(claimPath(ps("t", 1)[0])); !errors.Is(err, zk.ErrNoNode) {
+		owner := int64(0)
+		if stat != nil {
+			owner = stat.EphemeralOwner
+		}
+		t.Errorf("claim t:1 read: %v, owner %#x; want it released", err, owner)
+	}
+}
