@@ -87,9 +87,10 @@ type Actor struct {
 	releaseAt  time.Time   // when the next release timeout is due; zero if none
 	seq        uint64
 	desiredSeq uint64
-	firstSeq   uint64      // the first Desired of the current session epoch
-	lastWant   []Partition // the newest Desired's Want
-	primed     bool        // the first assignment has been published
+	firstSeq   uint64               // the first Desired of the current session epoch
+	lastWant   []Partition          // the newest Desired's Want
+	wantSince  map[Partition]uint64 // for each partition in lastWant, the Desired.Seq since which it has been wanted
+	primed     bool                 // the first assignment has been published
 }
 
 // New returns a rebalance actor; it starts nothing.
@@ -101,12 +102,13 @@ func New(cfg Config) *Actor {
 		cfg.Clock = actor.RealClock()
 	}
 	return &Actor{
-		cfg:    cfg,
-		out:    actor.NewOutbox[Update](),
-		ready:  make(chan struct{}),
-		acks:   newAcks(),
-		ho:     newHandoff(cfg.ReleaseTimeout),
-		settle: debouncer{settle: cfg.Settle},
+		cfg:       cfg,
+		out:       actor.NewOutbox[Update](),
+		ready:     make(chan struct{}),
+		acks:      newAcks(),
+		ho:        newHandoff(cfg.ReleaseTimeout),
+		wantSince: make(map[Partition]uint64),
+		settle:    debouncer{settle: cfg.Settle},
 	}
 }
 
@@ -346,6 +348,16 @@ func (a *Actor) reconcile(reason string) {
 		if a.firstSeq == 0 {
 			a.firstSeq = a.desiredSeq
 		}
+		for _, p := range want {
+			if _, ok := a.wantSince[p]; !ok {
+				a.wantSince[p] = a.desiredSeq
+			}
+		}
+		for p := range a.wantSince {
+			if _, found := slices.BinarySearchFunc(want, p, partitions.Compare); !found {
+				delete(a.wantSince, p)
+			}
+		}
 		a.lastWant = want
 		a.cfg.Logger.Debug("zkalloc: claims wanted", "want", len(want), "seq", a.desiredSeq)
 		a.cfg.Desired.Set(Desired{SessionID: a.st.SessionID, Reconnects: a.st.Reconnects, Seq: a.desiredSeq, Want: want})
@@ -354,14 +366,23 @@ func (a *Actor) reconcile(reason string) {
 
 // heldNow returns the claims held in the current session epoch, or nil if
 // the claims actor has not reported for it yet.
+//
+// A report can be overtaken by a Desired sent after it: a claim it lists
+// may have been given up since, on this actor's own request, and taken by
+// another member. So a claim counts only while it is still wanted and the
+// report answers a Desired at least as new as the one since which it has
+// been wanted without a break.
 func (a *Actor) heldNow() []Partition {
 	if a.held.SessionID != a.st.SessionID || a.held.Reconnects != a.st.Reconnects {
 		return nil
 	}
-	if a.held.Held == nil {
-		return []Partition{}
+	held := make([]Partition, 0, len(a.held.Held))
+	for _, p := range a.held.Held {
+		if since, ok := a.wantSince[p]; ok && a.held.Seq >= since {
+			held = append(held, p)
+		}
 	}
-	return a.held.Held
+	return held
 }
 
 // publish puts a snapshot assigning assigned, relative to what the

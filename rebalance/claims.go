@@ -80,7 +80,9 @@ func (c *Claims) Run(ctx context.Context) error {
 	bo := retry.Backoff()
 	for {
 		if c.dirty && !waiting && c.st.Status == session.Up {
-			if err := c.work(); err != nil {
+			if err := c.work(); err != nil && ctx.Err() != nil {
+				return nil // the connection was closed under us: shutting down
+			} else if err != nil {
 				d := bo.NextBackOff()
 				c.cfg.Logger.Warn("zkalloc: claim update failed; retrying", "in", d, "err", err)
 				retryTimer.Reset(d)
@@ -128,7 +130,11 @@ func (c *Claims) onSession(st session.State) {
 		}
 		c.dirty = true
 	case session.Lost:
-		clear(c.held)
+		// Keep c.held: Lost may be our own lease running out while the
+		// server still holds the session, which can then resume with its
+		// claims. The next Up clears them if the session is new, or
+		// verifies them if it resumed, so that those no longer wanted are
+		// released rather than forgotten (and waited on by others forever).
 		c.watches.Reset()
 		clear(c.waiting)
 	}
@@ -180,7 +186,7 @@ func (c *Claims) work() error {
 		}
 	}
 	c.dirty = false
-	c.report(sid)
+	c.report(sid, want)
 	return nil
 }
 
@@ -256,7 +262,16 @@ func (c *Claims) ownedBefore(owner int64) bool {
 	return ok && owner != 0
 }
 
-func (c *Claims) report(sid int64) {
+// report publishes what is held. Waiting counts only the wanted
+// partitions among those watched: a watch outlives a Desired that dropped
+// its partition, so that wanting it again needs no second watch.
+func (c *Claims) report(sid int64, want map[Partition]bool) {
+	waiting := 0
+	for p := range c.waiting {
+		if want[p] {
+			waiting++
+		}
+	}
 	held := make([]Partition, 0, len(c.held))
 	for p := range c.held {
 		held = append(held, p)
@@ -267,6 +282,6 @@ func (c *Claims) report(sid int64) {
 		Reconnects: c.st.Reconnects,
 		Seq:        c.desired.Seq,
 		Held:       held,
-		Waiting:    len(c.waiting),
+		Waiting:    waiting,
 	})
 }

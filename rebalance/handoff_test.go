@@ -206,3 +206,36 @@ func TestGraceEndsWhenTheSessionIsLost(t *testing.T) {
 		t.Fatalf("after Lost: %+v, want everything revoked", u)
 	}
 }
+
+// TestHandoffIgnoresOvertakenClaims is the case the chaos test found: a
+// Held report listing a claim that a later Desired has given up (and
+// another member may have taken since) must not let the partition be
+// assigned again when it is wanted back.
+func TestHandoffIgnoresOvertakenClaims(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true})
+	settled(t, h, []string{"a"}, 2).Ack()
+
+	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 4, SessionID: 1, Reconnects: 1})
+	h.next().Ack()
+	gaveUp := h.nextDesired()
+	if !slices.Equal(gaveUp.Want, ps("t", 0)) {
+		t.Fatalf("Desired %v, want t:1 given up", gaveUp.Want)
+	}
+	// The claims actor has not answered yet (its last report still lists
+	// t:1) when b leaves again.
+	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 5, SessionID: 1, Reconnects: 1})
+	back := h.nextDesired()
+	if !slices.Equal(back.Want, ps("t", 0, 1)) {
+		t.Fatalf("Desired %v, want t:1 back", back.Want)
+	}
+	if u := h.next(); u.Generation != 5 || !slices.Equal(u.Assigned, ps("t", 0)) {
+		t.Fatalf("update %+v on a stale report, want generation 5 with only t:0", u)
+	}
+	h.grant(gaveUp, ps("t", 0)...) // the release went through
+	h.none(func() { h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 5, SessionID: 1, Reconnects: 1}) })
+	h.grant(back, ps("t", 0, 1)...) // and t:1 is claimed again
+	if u := h.next(); !slices.Equal(u.Assigned, ps("t", 0, 1)) {
+		t.Fatalf("Assigned %v after the claim, want both", u.Assigned)
+	}
+}
