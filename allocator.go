@@ -159,11 +159,17 @@ func (a *Allocator) Start(ctx context.Context) error {
 	}
 }
 
-// run runs the actors until they stop, then records why.
+// run runs the actors until they stop, then records why. An error after
+// Start has returned is logged: nobody may be waiting for it but the
+// consumer, who sees Updates close and gets it from Close.
 func (a *Allocator) run(ctx context.Context) {
 	err := a.group.Run(ctx)
-	if err != nil {
-		a.cfg.Logger.Error("zkalloc: allocator stopped", "group", a.cfg.Group, "member", a.cfg.Member, "err", err)
+	select {
+	case <-a.reb.Ready():
+		if err != nil {
+			a.cfg.Logger.Error("zkalloc: allocator stopped", "group", a.cfg.Group, "member", a.cfg.Member, "err", err)
+		}
+	default: // Start returns err itself
 	}
 	a.err = err
 	close(a.done)

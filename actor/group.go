@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -31,7 +32,8 @@ func (g *Group) Add(name string, a Actor) {
 // Run starts every actor in its own goroutine and blocks until all have
 // returned. The first actor to return cancels the context given to the
 // others, as does ctx. Run returns the first error that is not the result
-// of that cancellation, wrapped with the actor's name, or nil. A panic in
+// of that cancellation, prefixed with the actor's name if it does not
+// start with it already, or nil. A panic in
 // an actor is recovered and reported as its error.
 func (g *Group) Run(ctx context.Context) error {
 	if len(g.actors) == 0 {
@@ -61,11 +63,20 @@ func (g *Group) Run(ctx context.Context) error {
 		r := <-results
 		cancel()
 		if first == nil && r.err != nil && !isCancellation(ctx, r.err) {
-			first = fmt.Errorf("%s: %w", r.name, r.err)
+			first = named(r.name, r.err)
 		}
 	}
 	wg.Wait()
 	return first
+}
+
+// named prefixes err with the actor's name unless its message already
+// starts with it (errors of the actor's own package usually do).
+func named(name string, err error) error {
+	if strings.HasPrefix(err.Error(), name+":") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", name, err)
 }
 
 func runSafely(ctx context.Context, m member) (err error) {

@@ -185,6 +185,8 @@ func (s *Set) Run(ctx context.Context) error {
 		if s.st.Status == session.Up && !waiting && s.hasWork() {
 			if err := s.work(); errors.Is(err, errFatal) {
 				return err
+			} else if err != nil && ctx.Err() != nil {
+				return nil // the connection was closed under us: shutting down
 			} else if err != nil {
 				d := bo.NextBackOff()
 				s.cfg.Logger.Warn("zkalloc: partition set update failed; retrying", "in", d, "err", err)

@@ -1,0 +1,496 @@
+package zkalloc_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zkalloc/zkalloc"
+	"github.com/zkalloc/zkalloc/internal/history"
+	"github.com/zkalloc/zkalloc/internal/zktest"
+)
+
+// The chaos test runs members against a 3-node ensemble, each behind its
+// own fault-injecting proxy, and injects a seeded random schedule of
+// faults: connection resets, short black holes, black holes long enough to
+// expire the session, killed followers and leaders, a restart of the whole
+// ensemble, graceful member restarts, member crashes, and partition set
+// changes. Every consumer records what it receives and acks (some ack
+// slowly); the history checker then requires that no partition was ever
+// held by two members at once, that every partition was owned again in
+// time after the faults, and that the group converged.
+//
+// ZKALLOC_CHAOS_SEED replays a schedule; ZKALLOC_CHAOS_FAULTS sets how many
+// faults (default 50); ZKALLOC_CHAOS_DURATION (e.g. 10m) keeps injecting
+// until that much time has passed, for a soak.
+
+const (
+	chaosMembers  = 5
+	chaosTimeout  = 2 * time.Second // session timeout
+	chaosSettle   = 50 * time.Millisecond
+	chaosRelease  = 10 * time.Second
+	chaosMaxAck   = 400 * time.Millisecond // the slowest a consumer takes to stop revoked partitions
+	chaosMargin   = 5 * time.Second        // stated margin for a takeover after faults end
+	chaosStartMax = 20 * time.Second
+)
+
+func TestChaos(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos test skipped in -short mode")
+	}
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("ZKALLOC_CHAOS_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("ZKALLOC_CHAOS_SEED: %v", err)
+		}
+	}
+	faults := envInt(t, "ZKALLOC_CHAOS_FAULTS", 50)
+	var soak time.Duration
+	if s := os.Getenv("ZKALLOC_CHAOS_DURATION"); s != "" {
+		var err error
+		if soak, err = time.ParseDuration(s); err != nil {
+			t.Fatalf("ZKALLOC_CHAOS_DURATION: %v", err)
+		}
+	}
+	t.Logf("chaos seed %d (replay with ZKALLOC_CHAOS_SEED=%d)", seed, seed)
+
+	ens := zktest.NewEnsemble(t, 3, zktest.Options{})
+	c := &chaos{
+		t:     t,
+		ens:   ens,
+		rng:   rand.New(rand.NewPCG(seed, 0x5eed)),
+		seed:  seed,
+		rec:   history.NewRecorder(nil),
+		group: "chaos",
+		set:   map[zkalloc.Partition]bool{},
+	}
+	for _, topic := range []string{"a", "b", "c"} {
+		for id := range int32(8) {
+			c.set[zkalloc.Partition{Topic: topic, ID: id}] = true
+		}
+	}
+	for i := range chaosMembers {
+		m := &chaosMember{name: fmt.Sprintf("m%d", i), proxy: zktest.StartProxy(t, ens.Addrs()...)}
+		c.members = append(c.members, m)
+	}
+	defer func() {
+		for _, m := range c.members {
+			c.stop(m, false)
+		}
+	}()
+	for _, m := range c.members {
+		c.start(m)
+	}
+	c.waitConverged()
+
+	began := time.Now()
+	for n := 0; n < faults || soak > 0 && time.Since(began) < soak; n++ {
+		c.inject()
+		c.pause(100*time.Millisecond, 800*time.Millisecond)
+	}
+	c.heal()
+	faultsEnd := time.Now()
+	c.waitConverged()
+	t.Logf("%d faults in %v", len(c.rec.History().Faults), faultsEnd.Sub(began).Round(time.Millisecond))
+
+	names := make([]string, len(c.members))
+	for i, m := range c.members {
+		names[i] = m.name
+	}
+	report := history.Check(c.rec.History(), history.Options{
+		Expected:  c.expected(),
+		FaultsEnd: faultsEnd,
+		Deadline:  chaosTimeout + chaosSettle + chaosMargin,
+		Live:      names,
+	})
+	t.Logf("chaos report:\n%s", report.Markdown())
+	if err := report.Err(); err != nil {
+		for _, o := range report.DoubleOwnerships {
+			t.Logf("around %s:\n%s", o, around(c.rec.History(), o.Partition, o.From, report.Start))
+		}
+		t.Fatalf("seed %d: %v", seed, err)
+	}
+}
+
+// around lists the events and faults within a few seconds of at that
+// concern p, for a failure message.
+func around(h history.History, p zkalloc.Partition, at, start time.Time) string {
+	var b strings.Builder
+	near := func(t time.Time) bool { return t.After(at.Add(-4*time.Second)) && t.Before(at.Add(time.Second)) }
+	for _, f := range h.Faults {
+		if near(f.End) || near(f.Start) {
+			fmt.Fprintf(&b, "  fault %s from +%v to +%v\n", f.Kind, f.Start.Sub(start), f.End.Sub(start))
+		}
+	}
+	for _, e := range h.Events {
+		if !near(e.Time) {
+			continue
+		}
+		has := slices.Contains(e.Assigned, p) || slices.Contains(e.Revoked, p)
+		if e.Kind == history.KindReceived && !has {
+			continue
+		}
+		fmt.Fprintf(&b, "  +%v %s %s seq %d gen %d assigned %v revoked %v\n", e.Time.Sub(start), e.Member, e.Kind, e.Seq, e.Generation, e.Assigned, e.Revoked)
+	}
+	return b.String()
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return n
+}
+
+type chaos struct {
+	t       *testing.T
+	ens     *zktest.Ensemble
+	rng     *rand.Rand // the schedule; used only by the test goroutine
+	seed    uint64
+	rec     *history.Recorder
+	group   string
+	members []*chaosMember
+	set     map[zkalloc.Partition]bool // the partition set as the test changed it
+}
+
+// chaosMember is one member across its incarnations.
+type chaosMember struct {
+	name  string
+	proxy *zktest.Proxy
+	incs  int // incarnations started
+
+	mu       sync.Mutex // serializes the consumer's records with stopping
+	stopping bool
+	alloc    *zkalloc.Allocator // nil while down
+	done     chan struct{}      // closed when the consumer of this incarnation ends
+}
+
+func (c *chaos) config(m *chaosMember) zkalloc.Config {
+	var seed map[string][]int32
+	for p := range c.set {
+		if seed == nil {
+			seed = map[string][]int32{}
+		}
+		seed[p.Topic] = append(seed[p.Topic], p.ID)
+	}
+	return zkalloc.Config{
+		Servers:        m.proxy.Addrs(),
+		Group:          c.group,
+		Member:         m.name,
+		Partitions:     seed,
+		SessionTimeout: chaosTimeout,
+		Settle:         chaosSettle,
+		ReleaseTimeout: chaosRelease,
+		Logger:         testLogger(),
+	}
+}
+
+// start starts a new incarnation of m, retrying while its name is still
+// held by the session of a crashed incarnation.
+func (c *chaos) start(m *chaosMember) {
+	c.t.Helper()
+	m.incs++
+	deadline := time.Now().Add(chaosStartMax)
+	for {
+		alloc, err := zkalloc.New(c.config(m))
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		done := make(chan struct{})
+		m.mu.Lock()
+		m.alloc, m.done, m.stopping = alloc, done, false
+		m.mu.Unlock()
+		go c.consume(m, alloc, done, rand.New(rand.NewPCG(c.seed, uint64(m.incs)<<8|uint64(len(m.name)))))
+		ctx, cancel := context.WithTimeout(context.Background(), chaosStartMax)
+		err = alloc.Start(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+		c.stop(m, false)
+		if !errors.Is(err, zkalloc.ErrDuplicateMember) || time.Now().After(deadline) {
+			c.t.Fatalf("start %s: %v", m.name, err)
+		}
+		time.Sleep(100 * time.Millisecond) // the old session's expiry frees the name
+	}
+}
+
+// consume is m's consumer: it records every update, sometimes takes a
+// while to stop revoked partitions, records the ack and acks.
+func (c *chaos) consume(m *chaosMember, alloc *zkalloc.Allocator, done chan struct{}, r *rand.Rand) {
+	defer close(done)
+	for u := range alloc.Updates() {
+		m.mu.Lock()
+		if m.stopping {
+			m.mu.Unlock()
+			continue
+		}
+		seq := c.rec.Received(m.name, u.Generation, u.Members, u.Assigned, u.Revoked)
+		m.mu.Unlock()
+		if len(u.Revoked) > 0 && r.IntN(3) == 0 {
+			time.Sleep(time.Duration(r.Int64N(int64(chaosMaxAck)))) // stopping takes the consumer a while
+		}
+		m.mu.Lock()
+		if !m.stopping {
+			c.rec.Acked(m.name, seq)
+		}
+		m.mu.Unlock()
+		u.Ack()
+	}
+}
+
+// stop ends m's incarnation: its consumer stops everything first, then the
+// allocator is closed. Close must return promptly even during a fault.
+func (c *chaos) stop(m *chaosMember, check bool) {
+	c.t.Helper()
+	m.mu.Lock()
+	alloc, done := m.alloc, m.done
+	if alloc == nil {
+		m.mu.Unlock()
+		return
+	}
+	if !m.stopping {
+		m.stopping = true
+		c.rec.Closed(m.name)
+	}
+	m.alloc = nil
+	m.mu.Unlock()
+	start := time.Now()
+	if err := alloc.Close(); err != nil && check {
+		c.t.Errorf("Close %s: %v", m.name, err)
+	}
+	<-done
+	if took := time.Since(start); took > 5*time.Second {
+		c.t.Errorf("Close of %s took %v", m.name, took)
+	}
+}
+
+func (c *chaos) live() []*chaosMember {
+	var out []*chaosMember
+	for _, m := range c.members {
+		m.mu.Lock()
+		if m.alloc != nil {
+			out = append(out, m)
+		}
+		m.mu.Unlock()
+	}
+	return out
+}
+
+func (c *chaos) pick() *chaosMember {
+	live := c.live()
+	return live[c.rng.IntN(len(live))]
+}
+
+func (c *chaos) pause(lo, hi time.Duration) {
+	time.Sleep(lo + time.Duration(c.rng.Int64N(int64(hi-lo)))) // the schedule's gap, not a wait for a condition
+}
+
+// fault kinds with their weights in the schedule.
+var chaosKinds = []struct {
+	name   string
+	weight int
+}{
+	{"reset", 4},
+	{"blackhole-short", 3},
+	{"blackhole-expire", 2},
+	{"kill-follower", 1},
+	{"kill-leader", 1},
+	{"restart-ensemble", 0}, // injected on its own, see inject
+	{"restart-member", 2},
+	{"crash-member", 1},
+	{"change-partitions", 1},
+}
+
+// inject runs one fault, chosen by weight; the whole ensemble is restarted
+// once, at the tenth fault.
+func (c *chaos) inject() {
+	kind := ""
+	if len(c.rec.History().Faults) == 9 {
+		kind = "restart-ensemble"
+	} else {
+		total := 0
+		for _, k := range chaosKinds {
+			total += k.weight
+		}
+		n := c.rng.IntN(total)
+		for _, k := range chaosKinds {
+			if n < k.weight {
+				kind = k.name
+				break
+			}
+			n -= k.weight
+		}
+	}
+	start := time.Now()
+	c.run(kind)
+	c.rec.Fault(kind, start, time.Now())
+}
+
+func (c *chaos) run(kind string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	switch kind {
+	case "reset":
+		c.pick().proxy.Reset()
+	case "blackhole-short":
+		p := c.pick().proxy
+		p.Blackhole(true)
+		c.pause(200*time.Millisecond, chaosTimeout/2)
+		p.Blackhole(false)
+	case "blackhole-expire":
+		p := c.pick().proxy
+		p.Blackhole(true)
+		c.pause(chaosTimeout+500*time.Millisecond, chaosTimeout+1500*time.Millisecond)
+		p.Blackhole(false)
+	case "kill-follower", "kill-leader":
+		leader, err := c.ens.Leader(ctx)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		victim := leader
+		if kind == "kill-follower" {
+			victim = (leader + 1 + c.rng.IntN(2)) % 3
+		}
+		if err := c.ens.Kill(victim); err != nil {
+			c.t.Fatal(err)
+		}
+		c.pause(300*time.Millisecond, 2*time.Second)
+		if err := c.ens.Start(ctx, victim); err != nil {
+			c.t.Fatal(err)
+		}
+		if err := c.ens.WaitServing(ctx); err != nil {
+			c.t.Fatal(err)
+		}
+	case "restart-ensemble":
+		if err := c.ens.StopAll(); err != nil {
+			c.t.Fatal(err)
+		}
+		c.pause(100*time.Millisecond, time.Second)
+		if err := c.ens.StartAll(ctx); err != nil {
+			c.t.Fatal(err)
+		}
+	case "restart-member":
+		m := c.pick()
+		c.stop(m, true)
+		c.pause(0, time.Second)
+		c.start(m)
+	case "crash-member":
+		// The process dies: nothing it sends reaches ZooKeeper any more, so
+		// its session lives on until the server expires it.
+		m := c.pick()
+		m.proxy.Blackhole(true)
+		c.stop(m, false)
+		m.proxy.Blackhole(false)
+		c.pause(0, time.Second)
+		c.start(m)
+	case "change-partitions":
+		m := c.pick()
+		m.mu.Lock()
+		alloc := m.alloc
+		m.mu.Unlock()
+		topic := string(rune('a' + c.rng.IntN(4)))
+		id := int32(c.rng.IntN(10))
+		p := zkalloc.Partition{Topic: topic, ID: id}
+		change := map[string][]int32{topic: {id}}
+		var err error
+		if c.set[p] {
+			err = alloc.RemovePartitions(ctx, change)
+			delete(c.set, p)
+		} else {
+			err = alloc.AddPartitions(ctx, change)
+			c.set[p] = true
+		}
+		if err != nil {
+			c.t.Fatalf("change %v: %v", change, err)
+		}
+	default:
+		c.t.Fatalf("unknown fault %q", kind)
+	}
+}
+
+// heal ends every fault: no black hole, every server and member up.
+func (c *chaos) heal() {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, m := range c.members {
+		m.proxy.Blackhole(false)
+	}
+	if err := c.ens.StartAll(ctx); err != nil {
+		c.t.Fatal(err)
+	}
+	for _, m := range c.members {
+		m.mu.Lock()
+		down := m.alloc == nil
+		m.mu.Unlock()
+		if down {
+			c.start(m)
+		}
+	}
+}
+
+func (c *chaos) expected() []zkalloc.Partition {
+	var out []zkalloc.Partition
+	for p := range c.set {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, comparePartitions)
+	return out
+}
+
+// waitConverged waits until every member's newest snapshot agrees on one
+// generation and splits the expected set exactly.
+func (c *chaos) waitConverged() {
+	c.t.Helper()
+	want := c.expected()
+	waitFor(c.t, 60*time.Second, func() string {
+		var gen int64
+		seen := map[zkalloc.Partition]string{}
+		for i, m := range c.members {
+			m.mu.Lock()
+			alloc := m.alloc
+			m.mu.Unlock()
+			if alloc == nil {
+				return m.name + " is down"
+			}
+			u := alloc.Current()
+			if i == 0 {
+				gen = u.Generation
+			} else if u.Generation != gen {
+				return fmt.Sprintf("%s at generation %d, %s at %d", m.name, u.Generation, c.members[0].name, gen)
+			}
+			if len(u.Members) != len(c.members) {
+				return fmt.Sprintf("%s sees members %v", m.name, u.Members)
+			}
+			for _, p := range u.Assigned {
+				if other, ok := seen[p]; ok {
+					return fmt.Sprintf("%s assigned to %s and %s", p, other, m.name)
+				}
+				seen[p] = m.name
+			}
+		}
+		for _, p := range want {
+			if _, ok := seen[p]; !ok {
+				return fmt.Sprintf("%s not assigned", p)
+			}
+		}
+		if len(seen) != len(want) {
+			return fmt.Sprintf("%d assigned, want %d", len(seen), len(want))
+		}
+		return ""
+	})
+}
