@@ -78,6 +78,7 @@ func TestChaos(t *testing.T) {
 			c.set[zkalloc.Partition{Topic: topic, ID: id}] = true
 		}
 	}
+	c.rec.Expect(c.expected())
 	for i := range chaosMembers {
 		m := &chaosMember{name: fmt.Sprintf("m%d", i), proxy: zktest.StartProxy(t, ens.Addrs()...)}
 		c.members = append(c.members, m)
@@ -133,6 +134,10 @@ func around(h history.History, p zkalloc.Partition, at, start time.Time) string 
 	}
 	for _, e := range h.Events {
 		if !near(e.Time) {
+			continue
+		}
+		if e.Kind == history.KindExpected {
+			fmt.Fprintf(&b, "  +%v expected set now %v\n", e.Time.Sub(start), e.Expected)
 			continue
 		}
 		has := slices.Contains(e.Assigned, p) || slices.Contains(e.Revoked, p)
@@ -418,6 +423,7 @@ func (c *chaos) run(kind string) {
 		if err != nil {
 			c.t.Fatalf("change %v: %v", change, err)
 		}
+		c.rec.Expect(c.expected()) // the checker judges each instant against the set in force
 	default:
 		c.t.Fatalf("unknown fault %q", kind)
 	}

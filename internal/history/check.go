@@ -12,7 +12,11 @@ import (
 // Options say what the end of a history should look like.
 type Options struct {
 	// Expected is the final partition set. Empty means the group should end
-	// with no partitions.
+	// with no partitions. If the history has no [KindExpected] events, it
+	// is the set expected throughout. If it has some, each sets the
+	// expected set from its instant on, the first also before it (it is
+	// the initial set), and the last must equal Expected: if it does not,
+	// the report has an anomaly and (c) is checked against Expected.
 	Expected []partitions.Partition
 	// FaultsEnd is when the last fault ended. Zero means the latest End
 	// among [History.Faults], or no faults at all if there are none.
@@ -55,7 +59,7 @@ type checker struct {
 	faultsEnd  time.Time
 	start, end time.Time
 	nevents    int
-	nexpected  int
+	expected   []int32 // sorted pids of the expected set in force
 
 	pids  map[partitions.Partition]int32
 	parts []partitions.Partition // by pid
@@ -74,14 +78,18 @@ type checker struct {
 
 // partState is what the sweep knows about one partition.
 type partState struct {
-	expected  bool
-	holders   []int         // members holding it now
-	open      []openOverlap // double ownerships not yet over
-	owners    int           // members whose newest Update assigns it
-	everOwned bool
-	gapFrom   time.Time // when it last became unowned; valid if everOwned and owners == 0
-	longest   Gap       // its longest closed gap so far; valid if hasGap
-	hasGap    bool
+	expected bool          // in the expected set in force
+	added    bool          // expected since an Expect event, not since the start
+	holders  []int         // members holding it now
+	open     []openOverlap // double ownerships not yet over
+	owners   int           // members whose newest Update assigns it
+	// owned: it has been owned since it last became expected. While it is
+	// expected and unowned, it has been since unownedFrom: the stretch
+	// is a gap if owned, else the wait for its first owner.
+	owned       bool
+	unownedFrom time.Time
+	longest     Gap // its longest gap so far; valid if hasGap
+	hasGap      bool
 }
 
 type openOverlap struct {
@@ -130,13 +138,15 @@ func newChecker(h History, events []Event, opts Options) *checker {
 		c.start, c.end = events[0].Time, events[len(events)-1].Time
 	}
 	c.conv.init()
-	for _, p := range opts.Expected {
-		ps := &c.state[c.pid(p)]
-		if !ps.expected {
-			ps.expected = true
-			c.nexpected++
-			c.conv.bad++ // expected and not yet owned
-		}
+	initial := opts.Expected
+	if i := slices.IndexFunc(events, func(e Event) bool { return e.Kind == KindExpected }); i >= 0 {
+		initial = events[i].Expected
+	}
+	c.expected = c.set(initial)
+	for _, id := range c.expected {
+		ps := &c.state[id]
+		ps.expected, ps.unownedFrom = true, c.start
+		c.conv.bad++ // expected and not yet owned
 	}
 	return c
 }
@@ -198,6 +208,8 @@ func (c *checker) apply(e *Event) {
 		c.acked(e)
 	case KindClosed:
 		c.closed(e)
+	case KindExpected:
+		c.setExpected(c.set(e.Expected), e.Time)
 	default:
 		c.anomaly(e.Time, "%s: unknown event kind %d", e.Member, e.Kind)
 	}
@@ -275,19 +287,20 @@ func (c *checker) closed(e *Event) {
 }
 
 func (c *checker) finish() Report {
+	if final := c.set(c.opts.Expected); !slices.Equal(final, c.expected) {
+		added, removed := diff(c.expected, final)
+		c.anomaly(c.end, "Options.Expected is not the last expected set recorded: it adds %v and drops %v",
+			c.names(added), c.names(removed))
+		c.setExpected(final, c.end)
+	}
 	for id := range c.state {
 		ps := &c.state[id]
 		for _, o := range ps.open {
 			o.To, o.Open = c.end, true
 			c.overlaps = append(c.overlaps, o.Overlap)
 		}
-		switch {
-		case !ps.expected || ps.owners > 0:
-			// Owned, or removed from the set: no trailing gap.
-		case ps.everOwned:
-			c.gap(int32(id), ps.gapFrom, c.end, true)
-		default:
-			c.gap(int32(id), c.start, c.end, true)
+		if ps.expected && ps.owners == 0 {
+			c.unownedUntil(int32(id), c.end, true)
 		}
 	}
 	r := Report{

@@ -14,17 +14,18 @@ import (
 // each instant: some member is active (received since it last started),
 // all active members' newest Updates carry one Generation and one member
 // list, that list is exactly the active members, and their Assigned split
-// the expected set exactly. It keeps the stretches of time when that held,
-// to time the recovery from each fault. Unlike the final check (c), it
-// cannot know which members are meant to be live, so it trusts the
-// history: a member is active from its first Update to its Close.
+// the expected set in force at that instant exactly. It keeps the
+// stretches of time when that held, to time the recovery from each fault.
+// Unlike the final check (c), it cannot know which members are meant to
+// be live, so it trusts the history: a member is active from its first
+// Update to its Close.
 type convergence struct {
 	gens   map[int64]int  // active members per newest Generation
 	views  map[string]int // active members per newest member list
 	active map[string]bool
 	key    string // viewKey of the active members, valid unless dirty
 	dirty  bool
-	bad    int // partitions not owned as the final state wants (see partState.bad)
+	bad    int // partitions not owned as the expected set in force wants (see partState.bad)
 
 	on    bool // converged since `since`
 	since time.Time
@@ -142,7 +143,7 @@ func (c *checker) converged() (ok bool, gen int64, divergence string) {
 		}
 		ms = append(ms, c.members[i])
 	}
-	if len(live) == 0 && c.nexpected > 0 {
+	if len(live) == 0 && len(c.expected) > 0 {
 		problems = append(problems, "no live members")
 	}
 

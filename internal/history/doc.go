@@ -6,8 +6,9 @@
 // consumer has stopped that Update's Revoked partitions, and
 // [Recorder.Closed] once the consumer has stopped everything (before the
 // allocator's Close, or when the harness kills the process). Injected
-// faults go to [Recorder.Fault]. [Check] then sweeps the [History] in time
-// order and reports:
+// faults go to [Recorder.Fault], and the partition set the group should
+// own to [Recorder.Expect], before members start and after each change.
+// [Check] then sweeps the [History] in time order and reports:
 //
 //   - (a) double ownership: no partition is held by two members at one
 //     instant, where a revoked partition is still held by its old owner
@@ -17,6 +18,9 @@
 //     with the longest unowned gap of each partition;
 //   - (c) convergence: the live members end on one Generation and one
 //     member list, and their Assigned split the expected set exactly.
+//
+// The report also times, for each fault, how long after its end the group
+// was first converged at an instant (see [Recovery]).
 //
 // # Ownership model
 //
@@ -34,6 +38,17 @@
 // A member owns a partition, for (b) and (c), while its newest received
 // Update assigns it: revoked-but-unacknowledged partitions are held but
 // not owned.
+//
+// # Expected set
+//
+// The expected set in force at an instant is the one of the latest
+// [KindExpected] event, the first such event's before it, or
+// [Options.Expected] throughout if there are none. Convergence at an
+// instant, and so recovery times, are judged against it, and so are gaps:
+// a partition counts as unowned only while expected. A partition added to
+// the set may take a moment to get its first owner, and one removed may
+// take a moment to be released; neither is a violation unless the wait
+// breaks (b) or the removed partition is still assigned at the end.
 //
 // [Check] is a pure function of a [History] value; [Recorder] is the only
 // part that needs a lock. Neither starts goroutines.

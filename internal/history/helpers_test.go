@@ -62,6 +62,26 @@ func (s *script) close(at int, member string) {
 
 func (s *script) fault(kind string, from, to int) { s.rec.Fault(kind, ms(from), ms(to)) }
 
+// expect records that the expected set is now list, as in parts.
+func (s *script) expect(at int, list string) {
+	s.tb.Helper()
+	s.now = ms(at)
+	s.rec.Expect(parts(s.tb, list))
+}
+
+// recoveries summarises r.Recoveries as "kill 300ms", or "kill never".
+func recoveries(r history.Report) []string {
+	var out []string
+	for _, rec := range r.Recoveries {
+		if !rec.Converged {
+			out = append(out, rec.Kind+" never")
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s %v", rec.Kind, rec.After))
+	}
+	return out
+}
+
 // parts parses "t:0 t:1".
 func parts(tb testing.TB, list string) []partitions.Partition {
 	tb.Helper()

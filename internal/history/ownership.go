@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// The sweep's bookkeeping of who holds (a) and who owns (b) each partition.
+// The sweep's bookkeeping of who holds (a) and who owns (b) each
+// partition, and of the expected set in force.
 
 // hold counts one more Update in member mi's window assigning id; if mi
 // did not hold id, it now does, alongside any other holder.
@@ -56,11 +57,9 @@ func (c *checker) own(id int32, t time.Time) {
 	c.conv.bad -= ps.bad()
 	ps.owners++
 	c.conv.bad += ps.bad()
-	if ps.owners == 1 {
-		if ps.everOwned {
-			c.gap(id, ps.gapFrom, t, false)
-		}
-		ps.everOwned = true
+	if ps.owners == 1 && ps.expected {
+		c.unownedUntil(id, t, false)
+		ps.owned = true
 	}
 }
 
@@ -71,12 +70,39 @@ func (c *checker) disown(id int32, t time.Time) {
 	ps.owners--
 	c.conv.bad += ps.bad()
 	if ps.owners == 0 {
-		ps.gapFrom = t
+		ps.unownedFrom = t
 	}
 }
 
-// bad is 1 if the partition is not owned as the final state wants: once
-// if expected, not at all otherwise.
+// setExpected makes ids, sorted pids, the expected set from t on.
+func (c *checker) setExpected(ids []int32, t time.Time) {
+	added, removed := diff(c.expected, ids)
+	for _, id := range removed {
+		ps := &c.state[id]
+		if ps.owners == 0 {
+			c.unownedUntil(id, t, false)
+		}
+		// Owners may keep it a while: removal takes a moment to reach
+		// them. It only stops the group being converged meanwhile, and
+		// fails (c) if it lasts to the end.
+		c.conv.bad -= ps.bad()
+		ps.expected = false
+		c.conv.bad += ps.bad()
+	}
+	for _, id := range added {
+		ps := &c.state[id]
+		c.conv.bad -= ps.bad()
+		ps.expected, ps.added = true, true
+		c.conv.bad += ps.bad()
+		// Owners may have it already, from Updates that arrived before
+		// the change was recorded.
+		ps.owned, ps.unownedFrom = ps.owners > 0, t
+	}
+	c.expected = ids
+}
+
+// bad is 1 if the partition is not owned as the expected set in force
+// wants: once if expected, not at all otherwise.
 func (ps *partState) bad() int {
 	if ps.expected && ps.owners != 1 || !ps.expected && ps.owners > 0 {
 		return 1
@@ -84,14 +110,23 @@ func (ps *partState) bad() int {
 	return 0
 }
 
-// gap records that id was unowned from from to to (open: still at the end).
-func (c *checker) gap(id int32, from, to time.Time, open bool) {
+// unownedUntil ends at to (open: still at the end) the stretch during
+// which id was expected and unowned. If id had been owned since it became
+// expected, the stretch is a gap. Otherwise it is the wait for a first
+// owner, which is no gap unless it breaks (b): for a partition expected
+// from the start, only if never owned at all (open); for one added later,
+// also if it lasts past the deadline.
+func (c *checker) unownedUntil(id int32, to time.Time, open bool) {
 	ps := &c.state[id]
-	g := Gap{Partition: c.parts[id], From: from, To: to, Open: open}
+	g := Gap{Partition: c.parts[id], From: ps.unownedFrom, To: to, Open: open}
+	late := c.late(g)
+	if !ps.owned && !(late && (open || ps.added)) {
+		return
+	}
 	if !ps.hasGap || g.Duration() > ps.longest.Duration() {
 		ps.longest, ps.hasGap = g, true
 	}
-	if ps.expected && c.late(g) {
+	if late {
 		c.unowned = append(c.unowned, g)
 	}
 }

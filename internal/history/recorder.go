@@ -24,9 +24,12 @@ const (
 	// KindClosed: the consumer stopped every partition. A later
 	// KindReceived for the same member starts a new incarnation.
 	KindClosed
+	// KindExpected: from now on the group should own [Event.Expected];
+	// see [Recorder.Expect]. It concerns no member.
+	KindExpected
 )
 
-// String returns "received", "acked" or "closed".
+// String returns "received", "acked", "closed" or "expected".
 func (k EventKind) String() string {
 	switch k {
 	case KindReceived:
@@ -35,6 +38,8 @@ func (k EventKind) String() string {
 		return "acked"
 	case KindClosed:
 		return "closed"
+	case KindExpected:
+		return "expected"
 	}
 	return "EventKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -44,7 +49,7 @@ func (k EventKind) String() string {
 type Event struct {
 	Time   time.Time // when it was recorded
 	Kind   EventKind
-	Member string // the member's name, the same across its incarnations
+	Member string // the member's name, the same across its incarnations; "" for KindExpected
 	// Seq numbers Updates: for KindReceived, the number [Recorder.Received]
 	// returned (unique within a history); for KindAcked, the number of the
 	// acknowledged Update; 0 for KindClosed.
@@ -55,6 +60,9 @@ type Event struct {
 	Members    []string
 	Assigned   []partitions.Partition
 	Revoked    []partitions.Partition
+	// Expected is the partition set expected from now on, for
+	// KindExpected only.
+	Expected []partitions.Partition
 }
 
 // Fault is one injected fault, for the report.
@@ -129,6 +137,19 @@ func (r *Recorder) Closed(member string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.recordLocked(Event{Kind: KindClosed, Member: member})
+}
+
+// Expect records that from now on the group should own exactly parts
+// (until the next call). Call it with the initial set before any member
+// starts, and again after each change of the set, once the change is made
+// (for instance when AddPartitions returns); [Check] then judges each
+// instant against the set in force, and the last call should agree with
+// [Options.Expected]. The slice is copied.
+func (r *Recorder) Expect(parts []partitions.Partition) {
+	e := Event{Kind: KindExpected, Expected: slices.Clone(parts)}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.recordLocked(e)
 }
 
 // Fault records one injected fault of the given kind, active from start to

@@ -101,6 +101,23 @@ func TestRecorderCopiesAndSorts(t *testing.T) {
 	}
 }
 
+func TestRecorderExpect(t *testing.T) {
+	t.Parallel()
+	s := newScript(t)
+	set := parts(t, "t:0 t:1")
+	s.now = ms(7)
+	s.rec.Expect(set)
+	set[0].ID = 9
+	h := s.rec.History()
+	if len(h.Events) != 1 {
+		t.Fatalf("%d events, want 1", len(h.Events))
+	}
+	e := h.Events[0]
+	if want := parts(t, "t:0 t:1"); e.Kind != history.KindExpected || !e.Time.Equal(ms(7)) || e.Member != "" || !slices.Equal(e.Expected, want) {
+		t.Errorf("event = %+v, want KindExpected at 7ms with a copy of the set", e)
+	}
+}
+
 func TestRecorderZeroValue(t *testing.T) {
 	t.Parallel()
 	var rec history.Recorder

@@ -32,11 +32,14 @@ type Report struct {
 	// end, ordered by start.
 	Unowned []Gap
 	// LongestGaps is the longest unowned stretch of each partition that had
-	// one, by partition; LongestGap is the longest of all. A stretch begins
-	// when a partition that was owned loses its last owner (the time before
-	// its first owner is not counted), except that an expected partition
-	// never owned at all counts as unowned from start to end. A partition
-	// unowned at the end counts only if it is expected.
+	// one, by partition; LongestGap is the longest of all. Only time when
+	// the partition is in the expected set in force counts. A stretch
+	// begins when an expected partition that was owned loses its last
+	// owner, and ends when it is owned again, when it is removed from the
+	// expected set, or at the end of the history. The wait for a first
+	// owner, from the start or from when the partition was added to the
+	// expected set, counts only if it breaks (b): if it lasts to the end,
+	// or, for an added partition, past the deadline.
 	LongestGaps []Gap
 	LongestGap  Gap
 
@@ -48,13 +51,15 @@ type Report struct {
 	Divergence string
 
 	// FaultsByKind counts the faults by kind; Recoveries times the group's
-	// convergence after each fault, in the History's order.
+	// convergence after each fault, in the History's order, judged against
+	// the expected set in force at each instant.
 	FaultsByKind map[string]int
 	Recoveries   []Recovery
 
 	// Anomalies are events the model cannot make sense of: an Ack of an
-	// Update the member never received, a reused sequence number, or
-	// Revoked not being what Assigned lost since the previous Update.
+	// Update the member never received, a reused sequence number,
+	// Revoked not being what Assigned lost since the previous Update, or
+	// a last [KindExpected] event that disagrees with [Options.Expected].
 	// Any of them fails [Report.Err]: the history, or the allocator's
 	// Update, is wrong.
 	Anomalies []string
@@ -111,7 +116,7 @@ func (g Gap) describe(at func(time.Time) string) string {
 // Recovery is how long after a fault ended the group was first converged:
 // every member that had started and not closed agreed on one Generation
 // and member list, the list was exactly those members, and they split the
-// expected set exactly.
+// expected set in force at that instant exactly.
 type Recovery struct {
 	Fault
 	Converged bool          // false if it never was, after the fault's end
