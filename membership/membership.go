@@ -87,14 +87,11 @@ func (m *Membership) Run(ctx context.Context) error {
 	defer m.out.Close()
 	resync := m.cfg.Clock.NewTimer(m.cfg.Resync)
 	defer resync.Stop()
-	retryTimer := m.cfg.Clock.NewTimer(time.Hour)
-	retryTimer.Stop()
-	defer retryTimer.Stop()
-	waiting := false // a retry is scheduled; do no work until it fires
-	bo := retry.Backoff()
+	pace := retry.NewPacer(m.cfg.Clock)
+	defer pace.Stop()
 
 	for {
-		if m.st.Status == session.Up && (m.needRegister || m.needList) && !waiting {
+		if m.st.Status == session.Up && (m.needRegister || m.needList) && pace.Ready() {
 			err := m.work()
 			switch {
 			case errors.Is(err, ErrDuplicateMember):
@@ -102,12 +99,9 @@ func (m *Membership) Run(ctx context.Context) error {
 			case err != nil && ctx.Err() != nil:
 				return nil // the connection was closed under us: shutting down
 			case err != nil:
-				d := bo.NextBackOff()
-				m.cfg.Logger.Warn("zkalloc: membership update failed; retrying", "in", d, "err", err)
-				retryTimer.Reset(d)
-				waiting = true
+				m.cfg.Logger.Warn("zkalloc: membership update failed; retrying", "in", pace.Failed(), "err", err)
 			default:
-				bo.Reset()
+				pace.Succeeded()
 			}
 		}
 		select {
@@ -123,8 +117,8 @@ func (m *Membership) Run(ctx context.Context) error {
 		case <-resync.C():
 			m.needList = true
 			resync.Reset(m.cfg.Resync)
-		case <-retryTimer.C():
-			waiting = false
+		case <-pace.C():
+			pace.Fired()
 		case m.out.Send() <- m.out.Pending():
 			m.out.Sent()
 		}

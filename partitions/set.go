@@ -176,24 +176,19 @@ func (s *Set) Run(ctx context.Context) error {
 	defer s.watches.Close()
 	resync := s.cfg.Clock.NewTimer(s.cfg.Resync)
 	defer resync.Stop()
-	retryTimer := actor.StoppedTimer(s.cfg.Clock)
-	defer retryTimer.Stop()
-	waiting := false
-	bo := retry.Backoff()
+	pace := retry.NewPacer(s.cfg.Clock)
+	defer pace.Stop()
 
 	for {
-		if s.st.Status == session.Up && !waiting && s.hasWork() {
+		if s.st.Status == session.Up && pace.Ready() && s.hasWork() {
 			if err := s.work(); errors.Is(err, errFatal) {
 				return err
 			} else if err != nil && ctx.Err() != nil {
 				return nil // the connection was closed under us: shutting down
 			} else if err != nil {
-				d := bo.NextBackOff()
-				s.cfg.Logger.Warn("zkalloc: partition set update failed; retrying", "in", d, "err", err)
-				retryTimer.Reset(d)
-				waiting = true
+				s.cfg.Logger.Warn("zkalloc: partition set update failed; retrying", "in", pace.Failed(), "err", err)
 			} else {
-				bo.Reset()
+				pace.Succeeded()
 			}
 		}
 		select {
@@ -227,8 +222,8 @@ func (s *Set) Run(ctx context.Context) error {
 		case <-resync.C():
 			s.needList = true
 			resync.Reset(s.cfg.Resync)
-		case <-retryTimer.C():
-			waiting = false
+		case <-pace.C():
+			pace.Fired()
 		case s.out.Send() <- s.out.Pending():
 			s.out.Sent()
 		}

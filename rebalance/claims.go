@@ -74,21 +74,16 @@ func NewClaims(cfg ClaimsConfig) *Claims {
 // claims themselves go with the session when it is closed.
 func (c *Claims) Run(ctx context.Context) error {
 	defer c.watches.Close()
-	retryTimer := actor.StoppedTimer(c.cfg.Clock)
-	defer retryTimer.Stop()
-	waiting := false
-	bo := retry.Backoff()
+	pace := retry.NewPacer(c.cfg.Clock)
+	defer pace.Stop()
 	for {
-		if c.dirty && !waiting && c.st.Status == session.Up {
+		if c.dirty && pace.Ready() && c.st.Status == session.Up {
 			if err := c.work(); err != nil && ctx.Err() != nil {
 				return nil // the connection was closed under us: shutting down
 			} else if err != nil {
-				d := bo.NextBackOff()
-				c.cfg.Logger.Warn("zkalloc: claim update failed; retrying", "in", d, "err", err)
-				retryTimer.Reset(d)
-				waiting = true
+				c.cfg.Logger.Warn("zkalloc: claim update failed; retrying", "in", pace.Failed(), "err", err)
 			} else {
-				bo.Reset()
+				pace.Succeeded()
 			}
 		}
 		select {
@@ -108,8 +103,8 @@ func (c *Claims) Run(ctx context.Context) error {
 				delete(c.waiting, p)
 				c.dirty = true
 			}
-		case <-retryTimer.C():
-			waiting = false
+		case <-pace.C():
+			pace.Fired()
 		}
 	}
 }

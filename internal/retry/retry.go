@@ -1,21 +1,67 @@
-// Package retry holds the retry policy of the actors' ZooKeeper work.
+// Package retry paces the actors' retries of failed ZooKeeper work.
 package retry
 
 import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+
+	"github.com/zkalloc/zkalloc/actor"
 )
 
-// Backoff returns the policy for retrying ZooKeeper operations inside an
-// actor: a first retry after about 50ms, growing to at most 2s apart, and
-// never giving up (backoff's default would stop after 15 minutes, leaving
-// a member silently idle). Actors ask it for the next delay and wait on
-// their own injected clock.
-func Backoff() *backoff.ExponentialBackOff {
-	b := backoff.NewExponentialBackOff()
-	b.InitialInterval = 50 * time.Millisecond
-	b.MaxInterval = 2 * time.Second
-	b.MaxElapsedTime = 0
-	return b
+// Pacer spaces an actor's attempts after failures: a first retry after
+// about 50ms, growing to at most 2s apart, and never giving up (backoff's
+// default would stop after 15 minutes, leaving a member silently idle).
+// It waits on the actor's own clock, in the actor's own select loop:
+//
+//	if p.Ready() && hasWork {
+//		if err := work(); err != nil {
+//			log("retrying", "in", p.Failed())
+//		} else {
+//			p.Succeeded()
+//		}
+//	}
+//	select {
+//	case <-p.C():
+//		p.Fired()
+//	...
+//	}
+//
+// A Pacer belongs to one actor and is not safe for concurrent use.
+type Pacer struct {
+	bo      *backoff.ExponentialBackOff
+	timer   actor.Timer
+	waiting bool
 }
+
+// NewPacer returns a pacer on clock c; call Stop when done.
+func NewPacer(c actor.Clock) *Pacer {
+	bo := backoff.NewExponentialBackOff()
+	bo.InitialInterval = 50 * time.Millisecond
+	bo.MaxInterval = 2 * time.Second
+	bo.MaxElapsedTime = 0
+	return &Pacer{bo: bo, timer: actor.StoppedTimer(c)}
+}
+
+// Ready reports whether work may be attempted: no retry is pending.
+func (p *Pacer) Ready() bool { return !p.waiting }
+
+// Failed schedules the next attempt and returns how long until then.
+func (p *Pacer) Failed() time.Duration {
+	d := p.bo.NextBackOff()
+	p.timer.Reset(d)
+	p.waiting = true
+	return d
+}
+
+// Succeeded resets the delays.
+func (p *Pacer) Succeeded() { p.bo.Reset() }
+
+// C fires when a scheduled attempt is due; then call Fired.
+func (p *Pacer) C() <-chan time.Time { return p.timer.C() }
+
+// Fired records that the scheduled attempt is due.
+func (p *Pacer) Fired() { p.waiting = false }
+
+// Stop stops the timer.
+func (p *Pacer) Stop() { p.timer.Stop() }
