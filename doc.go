@@ -19,24 +19,33 @@
 //	defer alloc.Close()
 //	for u := range alloc.Updates() {
 //		stop(u.Revoked)
+//		u.Ack() // lets the next owners take them
 //		start(u.Added)
 //	}
 //
 // Inside, each concern is an actor (see package actor): session owns the
 // ZooKeeper connection, membership the member node and list, partitions
-// the shared set, and rebalance computes and publishes the assignment.
+// the shared set, and rebalance computes the assignment, runs the hand-off
+// through ownership claims and publishes it.
 //
 // # ZooKeeper layout
 //
 //	<root>/groups/<group>/members/<member>      ephemeral; small JSON about the process
 //	<root>/groups/<group>/partitions/<topic>    persistent; compact id ranges such as "0-63,70"
+//	<root>/groups/<group>/owners/<topic>:<id>   ephemeral; the owner's member name (hand-off claims)
 //
 // # Guarantees
 //
-// Members that see the same member list and partition set compute the same
-// assignment and report the same [Update.Generation]. A member that loses
-// its connection to ZooKeeper revokes all its partitions at once, before
-// its session can expire; after an expiry it joins again with a new
-// session. Updates are latest-wins snapshots: a slow consumer never holds
-// up the allocator and never misses a revocation.
+// A partition is never in two members' Update.Assigned at the same time: a
+// member lists a partition only once it holds the partition's claim, and
+// the old owner gives the claim up only after its consumer has acked the
+// Update that revoked it (or after Config.ReleaseTimeout). Partitions that
+// do not move are never interrupted. Members that see the same member list
+// and partition set compute the same assignment and report the same
+// [Update.Generation]. A member that loses its connection to ZooKeeper
+// revokes all its partitions (at once, or after Config.DisconnectGrace),
+// always before its session can expire; after an expiry it joins again
+// with a new session and reclaims. Updates are latest-wins snapshots: a
+// slow consumer never holds up the allocator and never misses a
+// revocation.
 package zkalloc

@@ -72,6 +72,8 @@ func run(servers string, verbose bool) error {
 		go func() {
 			defer wg.Done()
 			for u := range alloc.Updates() {
+				// A real consumer stops u.Revoked here, acks, then starts u.Added.
+				u.Ack()
 				fmt.Printf("  %-3s gen %#x  members %v  assigned %s  added %s  revoked %s\n",
 					name, u.Generation, u.Members, list(u.Assigned), list(u.Added), list(u.Revoked))
 			}
