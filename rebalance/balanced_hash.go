@@ -43,7 +43,3 @@ func memberKey(name string) uint64 { return mix64(fnv1a64(name)) }
 
 // vnodeKey is the ring position of a member's k-th virtual node.
 func vnodeKey(member uint64, k int) uint64 { return mix64(member + uint64(k+1)*golden64) }
-
-// affinity orders one member's partitions: the lowest are the first it
-// sheds when it holds more than its share.
-func affinity(part, member uint64) uint64 { return mix64(part ^ member) }

@@ -79,3 +79,6 @@ func (r ring) successor(key uint64) int32 {
 func (r ring) points(m int32) []int32 {
 	return r.byOwn[int(m)*vnodesPerMember : int(m+1)*vnodesPerMember]
 }
+
+// distance returns how far clockwise key is from its successor point.
+func (r ring) distance(key uint64) uint64 { return r.keys[r.successor(key)] - key }
