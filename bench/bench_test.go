@@ -33,20 +33,25 @@ func skip(a bench.Assignor, c bench.Case) string {
 	return ""
 }
 
-// inputs returns the input of assignor a for c after ev, with the
-// assignor's own fresh assignment as the previous one.
-func inputs(tb testing.TB, a bench.Assignor, c bench.Case, ev event) (in, before bench.Input) {
+// inputs returns the input of assignor a for c after ev and, unless ev
+// is fresh, the assignment a made before it (computed once: some
+// assignors do not give the same fresh assignment twice). Sticky
+// assignors get that assignment as the previous one.
+func inputs(tb testing.TB, a bench.Assignor, c bench.Case, ev event) (in bench.Input, prev bench.Assignment) {
 	members, joined, left, topics := bench.Groups(c)
-	before = bench.Input{Members: members, Topics: topics}
 	in = bench.Input{Members: ev.pick(members, joined, left), Topics: topics}
-	if ev.name != "fresh" && a.Sticky {
-		res, err := a.Prepare(before)()
-		if err != nil {
-			tb.Fatalf("%s fresh %s: %v", a.Name, c, err)
-		}
-		in.Prev = res()
+	if ev.name == "fresh" {
+		return in, nil
 	}
-	return in, before
+	res, err := a.Prepare(bench.Input{Members: members, Topics: topics})()
+	if err != nil {
+		tb.Fatalf("%s fresh %s: %v", a.Name, c, err)
+	}
+	prev = res()
+	if a.Sticky {
+		in.Prev = prev
+	}
+	return in, prev
 }
 
 func BenchmarkAssign(b *testing.B) {
