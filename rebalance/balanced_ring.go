@@ -32,16 +32,18 @@ func newRing(mkeys []uint64) ring {
 	for i := 1; i < len(r.start); i++ {
 		r.start[i] += r.start[i-1]
 	}
-	cursor := make([]int32, len(r.start)-1)
-	copy(cursor, r.start)
+	// Scatter, advancing each bucket's start to its end; then every
+	// start[b] holds what start[b+1] held, so shift them back.
 	for m, mk := range mkeys {
 		for k := range vnodesPerMember {
 			key := vnodeKey(mk, k)
-			at := cursor[key>>r.shift]
-			cursor[key>>r.shift]++
+			at := r.start[key>>r.shift]
+			r.start[key>>r.shift]++
 			r.keys[at], r.owners[at] = key, int32(m)
 		}
 	}
+	copy(r.start[1:], r.start[:len(r.start)-1])
+	r.start[0] = 0
 	for bkt := range len(r.start) - 1 {
 		lo, hi := int(r.start[bkt]), int(r.start[bkt+1])
 		for i := lo + 1; i < hi; i++ {
@@ -79,6 +81,3 @@ func (r ring) successor(key uint64) int32 {
 func (r ring) points(m int32) []int32 {
 	return r.byOwn[int(m)*vnodesPerMember : int(m+1)*vnodesPerMember]
 }
-
-// distance returns how far clockwise key is from its successor point.
-func (r ring) distance(key uint64) uint64 { return r.keys[r.successor(key)] - key }
