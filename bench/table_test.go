@@ -30,8 +30,8 @@ func TestTable(t *testing.T) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Assignor benchmarks\n\n")
-	fmt.Fprintf(&b, "Measured %s on %s (%d CPUs, %s/%s), %s.\n\n",
-		time.Now().UTC().Format("2006-01-02"), cpuModel(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	fmt.Fprintf(&b, "Measured %s on %s (%d CPUs, %s/%s), %s; load average %s when it started.\n\n",
+		time.Now().UTC().Format("2006-01-02"), cpuModel(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), loadAverage())
 	fmt.Fprintf(&b, "Reproduce with `cd bench && go test -run TestTable -v -table -out RESULTS.md -timeout 60m`")
 	fmt.Fprintf(&b, " (add `-sarama-sticky-huge` for sarama's sticky assignor on 1,000 x 100,000, about a minute per assignment).\n")
 	fmt.Fprintf(&b, "Members x partitions over 10 topics; *fresh* is a first assignment, *join* and *leave* follow one member joining or leaving,")
@@ -65,7 +65,7 @@ func TestTable(t *testing.T) {
 // measure returns the cells after the assignor's name for one row.
 func measure(t *testing.T, a bench.Assignor, c bench.Case, ev event) string {
 	if why := skip(a, c); why != "" {
-		return "skipped: " + why + " | | | | |"
+		return "skipped: " + why + " | | | |"
 	}
 	in, before := inputs(t, a, c, ev)
 	run := a.Prepare(in)
@@ -119,6 +119,20 @@ func duration(ns int64) string {
 	default:
 		return fmt.Sprintf("%.1f µs", float64(d)/float64(time.Microsecond))
 	}
+}
+
+// loadAverage returns the 1, 5 and 15 minute load averages, which say
+// whether other work competed for the CPUs.
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // cpuModel reads the processor's name, or says it is unknown.
