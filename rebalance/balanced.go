@@ -72,18 +72,22 @@ func (balanced) Assign(members []string, parts []partitions.Partition) (map[stri
 		return out, errNoMembers(parts)
 	}
 	owner, counts := balancedOwners(members, parts)
+	// One backing array, cut into shares with no room to grow into the
+	// next; parts are sorted, so each share is too.
 	backing := make([]partitions.Partition, len(parts))
-	shares := make([][]partitions.Partition, len(members))
-	at := 0
+	at := make([]int32, len(members)) // where member i's next partition goes
+	sum := int32(0)
 	for i, n := range counts {
-		shares[i] = backing[at : at : at+int(n)]
-		at += int(n)
+		at[i] = sum
+		sum += n
 	}
-	for i, p := range parts { // parts are sorted, so each share is too
-		shares[owner[i]] = append(shares[owner[i]], p)
+	for i, p := range parts {
+		backing[at[owner[i]]] = p
+		at[owner[i]]++
 	}
 	for i, m := range members {
-		out[m] = shares[i]
+		end := int(at[i])
+		out[m] = backing[end-int(counts[i]) : end : end]
 	}
 	return out, nil
 }
@@ -156,39 +160,30 @@ func quotas(mkeys []uint64, counts []int32, np int) []int32 {
 // and returns the taken partitions' indices.
 func shed(r ring, pkeys []uint64, point, owner, counts, quota []int32) []int32 {
 	nm := len(counts)
-	// Group the partitions of over-full members by owner (a counting sort).
+	// Member m keeps its excess farthest partitions in the heap
+	// cands[start[m]:start[m]+size[m]].
 	start := make([]int32, nm+1)
-	total := int32(0)
 	for m := range nm {
-		start[m] = total
-		if counts[m] > quota[m] {
-			total += counts[m]
-		}
+		start[m+1] = start[m] + max(counts[m]-quota[m], 0)
 	}
-	start[nm] = total
-	grouped := make([]int32, total)
-	next := slices.Clone(start[:nm])
+	cands := make([]shedCandidate, start[nm])
+	size := make([]int32, nm)
 	for i, o := range owner {
-		if counts[o] > quota[o] {
-			grouped[next[o]] = int32(i)
-			next[o]++
-		}
-	}
-	var pool []int32
-	var heap shedHeap
-	for m := range nm {
-		excess := counts[m] - quota[m]
-		if excess <= 0 {
+		lo, hi := start[o], start[o+1]
+		if lo == hi {
 			continue
 		}
-		heap = heap[:0]
-		for _, i := range grouped[start[m]:start[m+1]] {
-			heap.offer(shedCandidate{^(r.keys[point[i]] - pkeys[i]), i}, int(excess)) // farthest first
-		}
-		for _, it := range heap {
-			pool = append(pool, it.part)
-		}
-		counts[m] = quota[m]
+		c := shedCandidate{^(r.keys[point[i]] - pkeys[i]), int32(i)} // farthest first
+		h := shedHeap(cands[lo : lo+size[o] : hi])
+		h.offer(c, int(hi-lo))
+		size[o] = int32(len(h))
+	}
+	pool := make([]int32, len(cands))
+	for k, c := range cands {
+		pool[k] = c.part
+	}
+	for m := range nm {
+		counts[m] = min(counts[m], quota[m])
 	}
 	return pool
 }
@@ -244,6 +239,18 @@ func fill(r ring, pkeys []uint64, point, pool []int32, owner, counts, quota []in
 		at[k] = find(point[p])
 		queue[k] = int32(k)
 	}
+	// worst[m] is the position in held of m's farthest proposal, kept
+	// once m is full.
+	worst := make([]int32, nm)
+	farthest := func(m int32) {
+		lo, w := start[m], start[m]
+		for j := lo + 1; j < lo+size[m]; j++ {
+			if far[j] > far[w] || far[j] == far[w] && held[j] > held[w] {
+				w = j
+			}
+		}
+		worst[m] = w
+	}
 	for len(queue) > 0 {
 		k := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
@@ -255,17 +262,15 @@ func fill(r ring, pkeys []uint64, point, pool []int32, owner, counts, quota []in
 			if n < start[m+1]-lo {
 				held[lo+n], far[lo+n] = k, dist
 				size[m]++
+				if size[m] == start[m+1]-lo {
+					farthest(m)
+				}
 				break
 			}
-			worst := lo
-			for j := lo + 1; j < lo+n; j++ {
-				if far[j] > far[worst] || far[j] == far[worst] && held[j] > held[worst] {
-					worst = j
-				}
-			}
-			if far[worst] > dist || far[worst] == dist && held[worst] > k {
-				held[worst], k = k, held[worst]
-				far[worst] = dist
+			if w := worst[m]; far[w] > dist || far[w] == dist && held[w] > k {
+				held[w], k = k, held[w]
+				far[w] = dist
+				farthest(m)
 			}
 			at[k] = find(at[k] + 1)
 		}
