@@ -10,18 +10,16 @@ type ring struct {
 	owners []int32  // owners[i] is the member index of keys[i]
 	shift  uint     // a key's bucket is key >> shift
 	start  []int32  // start[b]: first point in bucket b or later; len 1<<(64-shift) + 1
-	byOwn  []int32  // byOwn[m*vnodesPerMember+k]: position of member m's k-th point
 }
 
 func newRing(mkeys []uint64) ring {
 	n := len(mkeys) * vnodesPerMember
-	b := max(bits.Len(uint(n)), 1) // about one point per bucket
+	b := max(bits.Len(uint(n))-1, 1) // one to two points per bucket
 	r := ring{
 		keys:   make([]uint64, n),
 		owners: make([]int32, n),
 		shift:  uint(64 - b),
 		start:  make([]int32, 1<<b+1),
-		byOwn:  make([]int32, n),
 	}
 	// Counting sort on the top b bits, then insertion sort in each bucket.
 	for _, mk := range mkeys {
@@ -53,11 +51,6 @@ func newRing(mkeys []uint64) ring {
 			}
 		}
 	}
-	seen := make([]int32, len(mkeys))
-	for i, m := range r.owners {
-		r.byOwn[int(m)*vnodesPerMember+int(seen[m])] = int32(i)
-		seen[m]++
-	}
 	return r
 }
 
@@ -75,9 +68,4 @@ func (r ring) successor(key uint64) int32 {
 		return 0
 	}
 	return end
-}
-
-// points returns the positions of member m's points.
-func (r ring) points(m int32) []int32 {
-	return r.byOwn[int(m)*vnodesPerMember : int(m+1)*vnodesPerMember]
 }
