@@ -14,7 +14,7 @@ import (
 // between members/2 and 2*members) and returns, over the events with a
 // non-zero minimum, the mean and largest ratio of partitions moved by
 // Balanced to rebalance.MinMoves.
-func movement(t *testing.T, seed uint64, members, nparts, topics, events int) (mean, worst float64) {
+func movement(t testing.TB, seed uint64, members, nparts, topics, events int) (mean, worst float64) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 7))
 	group, ps := randomNamedGroup(r, members, nparts, topics)
@@ -86,6 +86,27 @@ func TestBalancedMovement(t *testing.T) {
 			if mean > tt.mean || worst > tt.worst {
 				t.Errorf("moved/minimum mean %.3f (limit %.2f), worst %.3f (limit %.2f)", mean, tt.mean, worst, tt.worst)
 			}
+		})
+	}
+}
+
+// BenchmarkBalancedMovement measures movement on groups too big for
+// TestBalancedMovement under the race detector; it reports the mean and
+// worst ratio of partitions moved to rebalance.MinMoves over 20 random
+// joins and leaves per iteration.
+func BenchmarkBalancedMovement(b *testing.B) {
+	for _, c := range []struct{ members, parts int }{{100, 10_000}, {1_000, 100_000}} {
+		b.Run(fmt.Sprintf("%dx%d", c.members, c.parts), func(b *testing.B) {
+			var mean, worst float64
+			seed := uint64(0)
+			for b.Loop() {
+				seed++
+				m, w := movement(b, seed, c.members, c.parts, 10, 20)
+				mean += m
+				worst = max(worst, w)
+			}
+			b.ReportMetric(mean/float64(b.N), "moved/min")
+			b.ReportMetric(worst, "worst-moved/min")
 		})
 	}
 }

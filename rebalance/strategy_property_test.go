@@ -35,7 +35,7 @@ func spread(got map[string][]partitions.Partition) int {
 // partition, and checks what Compute does not: that the result is
 // the same on a second call and on reshuffled copies of the inputs sorted
 // again, that the inputs are left alone, and the spread.
-func checkAssign(t *testing.T, r *rand.Rand, s rebalance.Strategy, members []string, parts []partitions.Partition) map[string][]partitions.Partition {
+func checkAssign(t testing.TB, r *rand.Rand, s rebalance.Strategy, members []string, parts []partitions.Partition) map[string][]partitions.Partition {
 	t.Helper()
 	keepM, keepP := slices.Clone(members), slices.Clone(parts)
 	got, err := rebalance.Compute(s, members, parts)
