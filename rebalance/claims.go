@@ -1,10 +1,14 @@
 package rebalance
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
+	"sync"
 
 	"github.com/go-zookeeper/zk"
 
@@ -144,15 +148,10 @@ func (c *Claims) work() error {
 		return fmt.Errorf("session changed to %#x; waiting for its state", sid)
 	}
 	if c.verify {
-		for p := range c.held {
-			exists, stat, err := conn.Exists(c.path(p))
-			if err != nil {
-				return fmt.Errorf("verify claim %s: %w", p, err)
-			}
-			if !exists || stat.EphemeralOwner != sid {
-				c.cfg.Logger.Warn("zkalloc: claim lost while disconnected", "partition", p.String())
-				delete(c.held, p)
-			}
+		held := slices.Collect(maps.Keys(c.held))
+		results := inParallel(held, func(p Partition) outcome { return c.check(conn, p, sid) })
+		if err := c.apply(held, results); err != nil {
+			return err
 		}
 		c.verify = false
 	}
@@ -162,23 +161,25 @@ func (c *Claims) work() error {
 			want[p] = true
 		}
 	}
+	var release, acquire []Partition
 	for p := range c.held {
 		if !want[p] {
-			if err := c.release(conn, p, sid); err != nil {
-				return err
-			}
+			release = append(release, p)
 		}
 	}
 	for _, p := range c.desired.Want {
-		if !want[p] || c.waiting[p] {
-			continue
+		if _, held := c.held[p]; want[p] && !held && !c.waiting[p] {
+			acquire = append(acquire, p)
 		}
-		if _, ok := c.held[p]; ok {
-			continue
-		}
-		if err := c.acquire(conn, p, sid); err != nil {
-			return err
-		}
+	}
+	// Releases first: a member often gives partitions up and takes others
+	// in one change, and the others wait for what it gives up.
+	err := c.apply(release, inParallel(release, func(p Partition) outcome { return c.release(conn, p, sid) }))
+	if err == nil {
+		err = c.apply(acquire, inParallel(acquire, func(p Partition) outcome { return c.acquire(conn, p, sid) }))
+	}
+	if err != nil {
+		return err
 	}
 	c.dirty = false
 	c.report(sid, want)
@@ -187,69 +188,146 @@ func (c *Claims) work() error {
 
 func (c *Claims) path(p Partition) string { return c.cfg.Paths.Owners() + "/" + p.String() }
 
+// outcome is what one request sequence on one claim found. The sequences
+// run concurrently; only [Claims.apply], on the actor's goroutine, changes
+// the actor's state from them.
+type outcome struct {
+	state claimState
+	watch <-chan zk.Event // for waiting: fires when the holder's node changes
+	err   error
+}
+
+type claimState int
+
+const (
+	notHeld claimState = iota
+	held
+	waiting
+)
+
+// apply records the outcomes of ps and returns the first error, after
+// recording every success.
+func (c *Claims) apply(ps []Partition, results []outcome) error {
+	var first error
+	for i, p := range ps {
+		r := results[i]
+		if r.err != nil {
+			first = cmp.Or(first, r.err)
+			continue
+		}
+		switch r.state {
+		case held:
+			c.held[p] = struct{}{}
+		case waiting:
+			delete(c.held, p)
+			c.waiting[p] = true
+			c.watches.Add(p.String(), r.watch)
+		default:
+			delete(c.held, p)
+		}
+	}
+	return first
+}
+
+// maxInFlight bounds the claim requests sent at once. The client pipelines
+// them on its one connection, so a change that moves many partitions costs
+// about one round trip per step instead of one per partition.
+const maxInFlight = 32
+
+// inParallel runs f on every partition, at most maxInFlight at a time, and
+// returns when all have finished.
+func inParallel(ps []Partition, f func(Partition) outcome) []outcome {
+	results := make([]outcome, len(ps))
+	if len(ps) == 1 {
+		results[0] = f(ps[0])
+		return results
+	}
+	slots := make(chan struct{}, maxInFlight) // a semaphore: one slot per request in flight
+	var wg sync.WaitGroup
+	for i, p := range ps {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = f(p)
+			<-slots
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+// check verifies, after a reconnection, that p's claim is still ours.
+func (c *Claims) check(conn session.Conn, p Partition, sid int64) outcome {
+	exists, stat, err := conn.Exists(c.path(p))
+	switch {
+	case err != nil:
+		return outcome{err: fmt.Errorf("verify claim %s: %w", p, err)}
+	case !exists || stat.EphemeralOwner != sid:
+		c.cfg.Logger.Warn("zkalloc: claim lost while disconnected", "partition", p.String())
+		return outcome{state: notHeld}
+	}
+	return outcome{state: held}
+}
+
 // acquire tries to create p's claim; if another session holds it, it
-// arms a watch and marks p waiting.
-func (c *Claims) acquire(conn session.Conn, p Partition, sid int64) error {
+// arms a watch and reports p waiting.
+func (c *Claims) acquire(conn session.Conn, p Partition, sid int64) outcome {
 	path := c.path(p)
 	for attempt := 0; attempt < 5; attempt++ {
 		_, err := conn.Create(path, []byte(c.cfg.Member), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
 		switch {
 		case err == nil:
 			c.cfg.Logger.Debug("zkalloc: claimed", "partition", p.String())
-			c.held[p] = struct{}{}
-			return nil
+			return outcome{state: held}
 		case errors.Is(err, zk.ErrNoNode):
 			if err := zkpath.Ensure(conn, c.cfg.Paths.Owners()); err != nil {
-				return fmt.Errorf("create %s: %w", c.cfg.Paths.Owners(), err)
+				return outcome{err: fmt.Errorf("create %s: %w", c.cfg.Paths.Owners(), err)}
 			}
 			continue
 		case !errors.Is(err, zk.ErrNodeExists):
-			return fmt.Errorf("claim %s: %w", p, err) // outcome unknown: the retry reads the node
+			return outcome{err: fmt.Errorf("claim %s: %w", p, err)} // outcome unknown: the retry reads the node
 		}
 		exists, stat, watch, err := conn.ExistsW(path)
 		if err != nil {
-			return fmt.Errorf("watch claim %s: %w", p, err)
+			return outcome{err: fmt.Errorf("watch claim %s: %w", p, err)}
 		}
 		if !exists {
 			continue // released meanwhile: create it
 		}
 		switch owner := stat.EphemeralOwner; {
 		case owner == sid:
-			c.held[p] = struct{}{} // an earlier create of ours went through
-			return nil
+			return outcome{state: held} // an earlier create of ours went through
 		case c.ownedBefore(owner):
 			c.cfg.Logger.Info("zkalloc: replacing claim left by an earlier session", "partition", p.String(), "owner", fmt.Sprintf("%#x", owner))
 			if err := conn.Delete(path, stat.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
-				return fmt.Errorf("delete stale claim %s: %w", p, err)
+				return outcome{err: fmt.Errorf("delete stale claim %s: %w", p, err)}
 			}
 		default:
 			c.cfg.Logger.Debug("zkalloc: waiting for claim", "partition", p.String(), "owner", fmt.Sprintf("%#x", owner))
-			c.waiting[p] = true
-			c.watches.Add(p.String(), watch)
-			return nil
+			return outcome{state: waiting, watch: watch}
 		}
 	}
-	return fmt.Errorf("claim %s: node keeps changing", p)
+	return outcome{err: fmt.Errorf("claim %s: node keeps changing", p)}
 }
 
 // release deletes p's claim if it is still the current session's.
-func (c *Claims) release(conn session.Conn, p Partition, sid int64) error {
+func (c *Claims) release(conn session.Conn, p Partition, sid int64) outcome {
 	path := c.path(p)
 	_, stat, err := conn.Get(path)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 	case err != nil:
-		return fmt.Errorf("read claim %s: %w", p, err)
+		return outcome{state: held, err: fmt.Errorf("read claim %s: %w", p, err)}
 	case stat.EphemeralOwner != sid:
 		c.cfg.Logger.Warn("zkalloc: claim to release belongs to another session; leaving it", "partition", p.String())
 	default:
 		if err := conn.Delete(path, stat.Version); err != nil && !errors.Is(err, zk.ErrNoNode) {
-			return fmt.Errorf("release claim %s: %w", p, err)
+			return outcome{state: held, err: fmt.Errorf("release claim %s: %w", p, err)}
 		}
 		c.cfg.Logger.Debug("zkalloc: released", "partition", p.String())
 	}
-	delete(c.held, p)
-	return nil
+	return outcome{state: notHeld}
 }
 
 func (c *Claims) ownedBefore(owner int64) bool {

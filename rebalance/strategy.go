@@ -52,17 +52,19 @@ func Compute(s Strategy, members []string, parts []partitions.Partition) (result
 	if _, ok := s.(builtin); !ok {
 		members, parts = slices.Clone(members), slices.Clone(parts)
 	}
+	name := "strategy"
 	defer func() {
 		if v := recover(); v != nil {
-			result, err = nil, fmt.Errorf("%w: %s panicked: %v", ErrStrategy, s.Name(), v)
+			result, err = nil, fmt.Errorf("%w: %s panicked: %v", ErrStrategy, name, v)
 		}
 	}()
+	name = s.Name()
 	got, err := s.Assign(members, parts)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrStrategy, s.Name(), err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrStrategy, name, err)
 	}
 	if err := validate(members, parts, got); err != nil {
-		return nil, fmt.Errorf("%w from %s: %w", ErrInvalidAssignment, s.Name(), err)
+		return nil, fmt.Errorf("%w from %s: %w", ErrInvalidAssignment, name, err)
 	}
 	for m, ps := range got {
 		if !slices.IsSortedFunc(ps, partitions.Compare) {
@@ -99,8 +101,11 @@ func validate(members []string, parts []partitions.Partition, assignment map[str
 			if !ok {
 				return fmt.Errorf("member %q got unknown partition %s", m, p)
 			}
-			if owner[i] != 0 {
-				return fmt.Errorf("partition %s given to both %q and %q", p, members[owner[i]-1], m)
+			switch prev := owner[i]; {
+			case prev == int32(mi+1):
+				return fmt.Errorf("partition %s given to %q twice", p, m)
+			case prev != 0:
+				return fmt.Errorf("partition %s given to both %q and %q", p, members[prev-1], m)
 			}
 			owner[i] = int32(mi + 1)
 		}

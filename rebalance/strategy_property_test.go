@@ -200,3 +200,45 @@ func TestStrategyRandomInputs(t *testing.T) {
 		})
 	}
 }
+
+// fixed returns a set assignment, for validation tests.
+type fixed struct {
+	out   map[string][]partitions.Partition
+	panic bool
+}
+
+func (f fixed) Name() string {
+	if f.panic {
+		panic("no name")
+	}
+	return "fixed"
+}
+
+func (f fixed) Assign([]string, []partitions.Partition) (map[string][]partitions.Partition, error) {
+	return f.out, nil
+}
+
+func TestComputeRejectsInvalidAssignments(t *testing.T) {
+	t.Parallel()
+	p0, p1 := partitions.Partition{Topic: "t", ID: 0}, partitions.Partition{Topic: "t", ID: 1}
+	members, parts := []string{"a", "b"}, []partitions.Partition{p0, p1}
+	tests := []struct {
+		name string
+		s    rebalance.Strategy
+		want string
+	}{
+		{"twice to one member", fixed{out: map[string][]partitions.Partition{"a": {p0, p0, p1}, "b": nil}}, `given to "a" twice`},
+		{"to two members", fixed{out: map[string][]partitions.Partition{"a": {p0, p1}, "b": {p0}}}, `given to both "a" and "b"`},
+		{"to nobody", fixed{out: map[string][]partitions.Partition{"a": {p0}, "b": nil}}, "given to no member"},
+		{"unknown member", fixed{out: map[string][]partitions.Partition{"a": {p0, p1}, "b": nil, "c": nil}}, `unknown member "c"`},
+		{"member left out", fixed{out: map[string][]partitions.Partition{"a": {p0, p1}}}, `member "b" left out`},
+		{"invented partition", fixed{out: map[string][]partitions.Partition{"a": {p0, p1}, "b": {{Topic: "x", ID: 9}}}}, "unknown partition x:9"},
+		{"name panics", fixed{panic: true}, "panicked: no name"},
+	}
+	for _, tt := range tests {
+		_, err := rebalance.Compute(tt.s, members, parts)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: Compute() = %v, want an error containing %q", tt.name, err, tt.want)
+		}
+	}
+}
