@@ -103,13 +103,14 @@ func (s *Session) Run(ctx context.Context) error {
 		}
 		return err
 	}
+	gate := newGatedConn(client)
 	defer func() {
-		s.shutdown(client, events)
+		s.shutdown(client, gate, events)
 		s.state.Status, s.state.Since = Closed, s.cfg.Clock.Now()
 		s.publish(s.state)
 	}()
 
-	var conn Conn = client
+	var conn Conn = gate
 	if s.cfg.WrapConn != nil {
 		conn = s.cfg.WrapConn(conn)
 	}
@@ -197,19 +198,58 @@ func (s *Session) dial(network, address string, timeout time.Duration) (net.Conn
 	return &contactConn{Conn: c, contact: &s.contact, now: s.cfg.Clock.Now}, nil
 }
 
+// Bounds on the steps of shutdown; see [Session.shutdown]. They measure
+// real time, not the injected clock: they bound waits on the real client.
+const (
+	drainTimeout = time.Second            // for requests in flight to finish
+	closeTimeout = 500 * time.Millisecond // for the client to stop by itself after Close (which itself waits up to 1s for the server)
+	stopTimeout  = 5 * time.Second        // for it to stop once its connection is cut
+)
+
 // shutdown closes the client and waits until its goroutines have exited,
-// which the client signals by closing its event channel. Closing our side
-// of the connection stops a client stuck reading from a server that no
-// longer answers.
-func (s *Session) shutdown(client *zk.Conn, events <-chan zk.Event) {
+// which the client signals by closing its event channel. It first lets the
+// requests in flight finish (refusing new ones) so that none races with
+// Close, then closes the client, which sends the server a close-session
+// request (our ephemeral nodes go at once). A client that has not stopped
+// soon after, because the server does not answer, has its connection cut
+// by closing our side of it. Every wait is bounded: a client still running
+// after all of them is logged and left behind rather than hanging Close.
+func (s *Session) shutdown(client *zk.Conn, gate *gatedConn, events <-chan zk.Event) {
+	drained := time.NewTimer(drainTimeout)
+	defer drained.Stop()
+	select {
+	case <-gate.shutdown():
+	case <-drained.C:
+	}
 	client.Close()
+	if waitClosed(events, closeTimeout) {
+		return
+	}
 	s.connsMu.Lock()
 	s.closing = true
 	for c := range s.conns {
 		c.Close()
 	}
 	s.connsMu.Unlock()
-	for range events {
+	if !waitClosed(events, stopTimeout) {
+		s.cfg.Logger.Error("zkalloc: ZooKeeper client did not stop; leaving it behind")
+	}
+}
+
+// waitClosed drains events until it is closed, for at most d, and reports
+// whether it was.
+func waitClosed(events <-chan zk.Event, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case _, ok := <-events:
+			if !ok {
+				return true
+			}
+		case <-t.C:
+			return false
+		}
 	}
 }
 
