@@ -68,7 +68,7 @@ func New(cfg Config) (*Allocator, error) {
 	paths := zkpath.Group{Root: cfg.Root, Group: cfg.Group}
 	log := cfg.Logger.With("group", cfg.Group, "member", cfg.Member)
 
-	sess := session.New(session.Config{Servers: cfg.Servers, Timeout: cfg.SessionTimeout, Logger: log})
+	sess := session.New(session.Config{Servers: cfg.Servers, Timeout: cfg.SessionTimeout, WrapConn: cfg.wrapConn, Logger: log})
 	members := membership.New(membership.Config{
 		Paths:   paths,
 		Member:  cfg.Member,

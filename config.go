@@ -9,6 +9,7 @@ import (
 
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
+	"github.com/zkalloc/zkalloc/session"
 )
 
 // Defaults for the zero values of [Config].
@@ -69,6 +70,10 @@ type Config struct {
 	DisconnectGrace time.Duration
 	// Logger receives the allocator's logs; default slog.Default().
 	Logger *slog.Logger
+
+	// wrapConn, set only by tests (export_test.go), instruments the
+	// ZooKeeper client, for instance to count requests.
+	wrapConn func(session.Conn) session.Conn
 }
 
 // withDefaults validates c and returns it with defaults filled in and the

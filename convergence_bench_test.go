@@ -1,0 +1,262 @@
+package zkalloc_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkalloc/zkalloc"
+	"github.com/zkalloc/zkalloc/internal/zktest"
+	"github.com/zkalloc/zkalloc/rebalance"
+	"github.com/zkalloc/zkalloc/session"
+)
+
+// BenchmarkConvergence measures, against a real ZooKeeper on loopback, how
+// long a group takes to converge after a member joins and after one leaves
+// gracefully: from the call (Start of the newcomer, Close of the leaver) to
+// the moment the last member received the Update of the new view with the
+// hand-off complete (every partition assigned exactly once). Each
+// iteration is one join and one leave. It reports the 50th and 99th
+// percentiles over the iterations and the ZooKeeper requests per member
+// per change, with and without the claims of the partitions that moved.
+// Run it with a fixed count for stable percentiles:
+//
+//	go test -run XXX -bench Convergence -benchtime 20x -timeout 60m .
+func BenchmarkConvergence(b *testing.B) {
+	srv := zktest.Standalone(b, zktest.Options{})
+	for _, s := range []rebalance.Strategy{rebalance.Balanced, rebalance.RoundRobin} {
+		for _, members := range []int{10, 50, 100} {
+			for _, settle := range []time.Duration{0, 100 * time.Millisecond} {
+				b.Run(fmt.Sprintf("%s/members=%d/settle=%v", s.Name(), members, settle), func(b *testing.B) {
+					benchConvergence(b, srv.Addr(), s, members, settle)
+				})
+			}
+		}
+	}
+}
+
+// benchMember is one allocator whose consumer notes every update.
+type benchMember struct {
+	alloc *zkalloc.Allocator
+	mu    sync.Mutex
+	last  zkalloc.Update
+	at    time.Time
+	done  chan struct{}
+}
+
+type benchGroup struct {
+	b        testing.TB
+	servers  []string
+	group    string
+	parts    map[string][]int32
+	want     int
+	settle   time.Duration
+	strategy rebalance.Strategy
+	members  []*benchMember
+	wake     chan struct{} // one slot: some consumer received an update
+	all      atomic.Int64  // requests of every member
+	claims   atomic.Int64  // requests on claims
+}
+
+func benchConvergence(b *testing.B, server string, s rebalance.Strategy, n int, settle time.Duration) {
+	g := &benchGroup{
+		b:        b,
+		strategy: s,
+		servers:  []string{server},
+		group:    fmt.Sprintf("bench-%d-%d", n, time.Now().UnixNano()),
+		parts:    map[string][]int32{},
+		settle:   settle,
+		wake:     make(chan struct{}, 1),
+	}
+	for t := range 10 {
+		g.parts[fmt.Sprintf("t%d", t)] = ids(100)
+	}
+	g.want = 1000
+	defer g.closeAll()
+	for range n {
+		g.join()
+	}
+	g.waitConverged(time.Now())
+
+	var joins, leaves []time.Duration
+	var requests, claimRequests int64
+	b.ResetTimer()
+	for range b.N {
+		all, claims := g.all.Load(), g.claims.Load()
+		start := time.Now()
+		g.join()
+		joins = append(joins, g.waitConverged(start))
+
+		leaver := g.members[len(g.members)-1]
+		g.members = g.members[:len(g.members)-1]
+		start = time.Now()
+		leaver.close()
+		leaves = append(leaves, g.waitConverged(start))
+		requests += g.all.Load() - all
+		claimRequests += g.claims.Load() - claims
+	}
+	b.StopTimer()
+	changes := float64(2 * b.N)
+	report := func(name string, ds []time.Duration) {
+		slices.Sort(ds)
+		b.ReportMetric(float64(percentile(ds, 50).Microseconds())/1000, name+"-p50-ms")
+		b.ReportMetric(float64(percentile(ds, 99).Microseconds())/1000, name+"-p99-ms")
+	}
+	report("join", joins)
+	report("leave", leaves)
+	b.ReportMetric(float64(requests)/changes/float64(n), "req/member/change")
+	b.ReportMetric(float64(requests-claimRequests)/changes/float64(n), "req-w/o-claims/member/change")
+}
+
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := (len(sorted)*p + 99) / 100
+	return sorted[max(i-1, 0)]
+}
+
+func (g *benchGroup) join() {
+	name := fmt.Sprintf("m%03d", len(g.members))
+	cfg := zkalloc.Config{
+		Servers:        g.servers,
+		Group:          g.group,
+		Member:         name,
+		Partitions:     g.parts,
+		SessionTimeout: 10 * time.Second,
+		Settle:         g.settle,
+		Strategy:       g.strategy,
+		Logger:         testLogger(),
+	}
+	cfg = zkalloc.WithWrapConn(cfg, func(c session.Conn) session.Conn { return &countingConn{Conn: c, g: g} })
+	alloc, err := zkalloc.New(cfg)
+	if err != nil {
+		g.b.Fatal(err)
+	}
+	m := &benchMember{alloc: alloc, done: make(chan struct{})}
+	go func() {
+		defer close(m.done)
+		for u := range alloc.Updates() {
+			u.Ack()
+			m.mu.Lock()
+			m.last, m.at = u, time.Now()
+			m.mu.Unlock()
+			select {
+			case g.wake <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := alloc.Start(ctx); err != nil {
+		g.b.Fatal(err)
+	}
+	g.members = append(g.members, m)
+}
+
+func (m *benchMember) close() {
+	m.alloc.Close()
+	<-m.done
+}
+
+func (g *benchGroup) closeAll() {
+	for _, m := range g.members {
+		m.close()
+	}
+}
+
+// waitConverged waits until every member's last update shows the current
+// members and the partitions split exactly, and returns how long after
+// start the last of those updates arrived.
+func (g *benchGroup) waitConverged(start time.Time) time.Duration {
+	deadline := time.After(time.Minute)
+	for {
+		if last, ok := g.converged(); ok {
+			return last.Sub(start)
+		}
+		select {
+		case <-g.wake:
+		case <-time.After(5 * time.Millisecond):
+		case <-deadline:
+			g.b.Fatalf("no convergence within a minute")
+		}
+	}
+}
+
+func (g *benchGroup) converged() (time.Time, bool) {
+	var gen int64
+	var last time.Time
+	assigned := 0
+	for i, m := range g.members {
+		m.mu.Lock()
+		u, at := m.last, m.at
+		m.mu.Unlock()
+		if i == 0 {
+			gen = u.Generation
+		}
+		if u.Generation != gen || len(u.Members) != len(g.members) {
+			return time.Time{}, false
+		}
+		assigned += len(u.Assigned)
+		if at.After(last) {
+			last = at
+		}
+	}
+	return last, assigned == g.want
+}
+
+// countingConn counts the requests a member sends.
+type countingConn struct {
+	session.Conn
+	g *benchGroup
+}
+
+func (c *countingConn) count(path string) {
+	c.g.all.Add(1)
+	if strings.Contains(path, "/owners/") {
+		c.g.claims.Add(1)
+	}
+}
+
+func (c *countingConn) Get(p string) ([]byte, *zk.Stat, error) { c.count(p); return c.Conn.Get(p) }
+func (c *countingConn) GetW(p string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+	c.count(p)
+	return c.Conn.GetW(p)
+}
+func (c *countingConn) Children(p string) ([]string, *zk.Stat, error) {
+	c.count(p)
+	return c.Conn.Children(p)
+}
+func (c *countingConn) ChildrenW(p string) ([]string, *zk.Stat, <-chan zk.Event, error) {
+	c.count(p)
+	return c.Conn.ChildrenW(p)
+}
+func (c *countingConn) Exists(p string) (bool, *zk.Stat, error) { c.count(p); return c.Conn.Exists(p) }
+func (c *countingConn) ExistsW(p string) (bool, *zk.Stat, <-chan zk.Event, error) {
+	c.count(p)
+	return c.Conn.ExistsW(p)
+}
+func (c *countingConn) Create(p string, data []byte, flags int32, acl []zk.ACL) (string, error) {
+	c.count(p)
+	return c.Conn.Create(p, data, flags, acl)
+}
+func (c *countingConn) Set(p string, data []byte, version int32) (*zk.Stat, error) {
+	c.count(p)
+	return c.Conn.Set(p, data, version)
+}
+func (c *countingConn) Delete(p string, version int32) error {
+	c.count(p)
+	return c.Conn.Delete(p, version)
+}
+func (c *countingConn) Multi(ops ...any) ([]zk.MultiResponse, error) {
+	c.count("")
+	return c.Conn.Multi(ops...)
+}
