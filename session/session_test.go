@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -184,3 +185,38 @@ func waitGone(t *testing.T, c *zk.Conn, path string, within time.Duration) {
 type quiet struct{}
 
 func (quiet) Printf(string, ...any) {}
+
+// TestSessionClosesUnderLoad stops sessions while requests are in flight,
+// which used to deadlock the client's loop (a request queued during Close
+// got a third answer into its two-slot reply channel) and hang Run.
+func TestSessionClosesUnderLoad(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	for range 10 {
+		_, w, stop := run(t, []string{srv.Addr()}, 4*time.Second)
+		up := w.waitFor("up", 10*time.Second, isUp)
+		done := make(chan struct{})
+		var loops sync.WaitGroup
+		for range 16 {
+			loops.Add(1)
+			go func() {
+				defer loops.Done()
+				for {
+					select {
+					case <-done:
+						return
+					default:
+					}
+					if _, _, err := up.Conn.Exists("/"); errors.Is(err, zk.ErrClosing) {
+						return
+					}
+				}
+			}()
+		}
+		if took := stop(); took > 5*time.Second {
+			t.Fatalf("Run took %v to return with requests in flight", took)
+		}
+		close(done)
+		loops.Wait()
+	}
+}
