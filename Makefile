@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: test demo zookeeper
+.PHONY: test demo bench zookeeper
 
 zookeeper:
 	@scripts/install-zookeeper.sh
@@ -23,6 +23,13 @@ test: zookeeper
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) test $(RACE) -count=1 ./...
+	cd bench && $(GO) vet ./... && $(GO) test $(RACE) -count=1 ./...
+
+## bench: the assignor comparison table (bench/RESULTS.md) and the
+## convergence benchmark against a local ZooKeeper.
+bench: zookeeper
+	cd bench && $(GO) test -run TestTable -v -table -out RESULTS.md -timeout 60m .
+	$(GO) test -run XXX -bench Convergence -benchtime 20x -timeout 60m .
 
 ## demo: a local ZooKeeper and a few members in one process.
 demo: zookeeper
