@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/membership"
@@ -71,18 +72,7 @@ func startMember(t *testing.T, servers []string, name string, data []byte, timeo
 // waitSession waits until a published session state satisfies ok.
 func (m *member) waitSession(what string, ok func(session.State) bool) session.State {
 	m.t.Helper()
-	deadline := time.After(wait)
-	for !ok(m.st) {
-		select {
-		case <-m.probe.Changed():
-			if st, got := m.probe.Take(); got {
-				m.st = st
-			}
-		case <-deadline:
-			m.t.Fatalf("%s: no %s session within %v; last %+v", m.name, what, wait, m.st)
-		}
-	}
-	return m.st
+	return actortest.Await(m.t, m.probe, &m.st, wait, m.name+": "+what+" session", ok)
 }
 
 func isUp(st session.State) bool { return st.Status == session.Up }
@@ -90,19 +80,7 @@ func isUp(st session.State) bool { return st.Status == session.Up }
 // waitView waits until a view satisfies ok.
 func (m *member) waitView(what string, ok func(membership.View) bool) membership.View {
 	m.t.Helper()
-	deadline := time.After(wait)
-	for !ok(m.last) {
-		select {
-		case v, open := <-m.m.Views():
-			if !open {
-				m.t.Fatalf("%s: views closed while waiting for %s; last %+v", m.name, what, m.last)
-			}
-			m.last = v
-		case <-deadline:
-			m.t.Fatalf("%s: no view %s within %v; last %+v", m.name, what, wait, m.last)
-		}
-	}
-	return m.last
+	return actortest.AwaitChan(m.t, m.m.Views(), &m.last, wait, m.name+": view "+what, ok)
 }
 
 // listing is the condition "the view lists exactly names".

@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/partitions"
@@ -63,16 +64,8 @@ func startSet(t *testing.T, servers []string, paths zkpath.Group, seed map[strin
 // waitParts waits for a view with exactly want.
 func (m *member) waitParts(want []partitions.Partition) partitions.View {
 	m.t.Helper()
-	deadline := time.After(10 * time.Second)
-	for !slices.Equal(m.last.Parts, want) {
-		select {
-		case v := <-m.set.Views():
-			m.last = v
-		case <-deadline:
-			m.t.Fatalf("view %v, want %v", m.last.Parts, want)
-		}
-	}
-	return m.last
+	return actortest.AwaitChan(m.t, m.set.Views(), &m.last, 10*time.Second, fmt.Sprintf("view of %v", want),
+		func(v partitions.View) bool { return slices.Equal(v.Parts, want) })
 }
 
 func ps(topic string, ids ...int32) []partitions.Partition {

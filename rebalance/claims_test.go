@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/partitions"
@@ -87,18 +88,7 @@ func startClaimer(t *testing.T, servers []string, name string, timeout time.Dura
 // waitSession waits until a published session state satisfies ok.
 func (c *claimer) waitSession(what string, ok func(session.State) bool) session.State {
 	c.t.Helper()
-	deadline := time.After(claimWait)
-	for !ok(c.st) {
-		select {
-		case <-c.probe.Changed():
-			if st, got := c.probe.Take(); got {
-				c.st = st
-			}
-		case <-deadline:
-			c.t.Fatalf("%s: no %s session within %v; last %+v", c.name, what, claimWait, c.st)
-		}
-	}
-	return c.st
+	return actortest.Await(c.t, c.probe, &c.st, claimWait, c.name+": "+what+" session", ok)
 }
 
 // want sends a Desired for the current session, as the rebalance actor
@@ -115,18 +105,7 @@ func (c *claimer) want(ps ...partitions.Partition) rebalance.Desired {
 // waitHeld waits until a reported Held satisfies ok.
 func (c *claimer) waitHeld(what string, ok func(rebalance.Held) bool) rebalance.Held {
 	c.t.Helper()
-	deadline := time.After(claimWait)
-	for !ok(c.last) {
-		select {
-		case <-c.held.Changed():
-			if h, got := c.held.Take(); got {
-				c.last = h
-			}
-		case <-deadline:
-			c.t.Fatalf("%s: no Held %s within %v; last %+v", c.name, what, claimWait, c.last)
-		}
-	}
-	return c.last
+	return actortest.Await(c.t, c.held, &c.last, claimWait, c.name+": Held "+what, ok)
 }
 
 // holds is the condition "Held answers d, in d's session, with exactly

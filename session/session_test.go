@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/session"
 )
@@ -25,18 +26,7 @@ type watcher struct {
 // waitFor waits until a published state satisfies ok and returns it.
 func (w *watcher) waitFor(what string, within time.Duration, ok func(session.State) bool) session.State {
 	w.t.Helper()
-	deadline := time.After(within)
-	for !ok(w.last) {
-		select {
-		case <-w.sub.Changed():
-			if st, got := w.sub.Take(); got {
-				w.last = st
-			}
-		case <-deadline:
-			w.t.Fatalf("no %s state within %v; last %+v", what, within, w.last)
-		}
-	}
-	return w.last
+	return actortest.Await(w.t, w.sub, &w.last, within, what+" state", ok)
 }
 
 // run starts a session through a proxy and returns its watcher and a
