@@ -56,7 +56,8 @@ type Membership struct {
 	ownSessions  map[int64]struct{} // every session this actor has had
 	needRegister bool
 	needList     bool
-	watch        <-chan zk.Event
+	watch        <-chan zk.Event // on the member list
+	ownWatch     <-chan zk.Event // on our own node: deleted, or changed, by someone else
 	last         View
 	published    bool
 }
@@ -114,6 +115,12 @@ func (m *Membership) Run(ctx context.Context) error {
 		case <-m.watch:
 			m.watch = nil
 			m.needList = true
+		case <-m.ownWatch:
+			// Our node was deleted or changed by someone else: check that
+			// it is still ours, and refuse to go on if another process
+			// has taken the name meanwhile.
+			m.ownWatch = nil
+			m.needRegister = true
 		case <-resync.C():
 			m.needList = true
 			resync.Reset(m.cfg.Resync)
@@ -135,7 +142,10 @@ func (m *Membership) onSession(st session.State) {
 			m.needRegister = true
 		}
 		if st.Reconnects != prev.Reconnects {
-			m.needList = true // the old watch may not have survived the reconnection
+			// The old watches may not have survived the reconnection:
+			// check the node (and re-arm its watch) and list again.
+			m.needRegister = true
+			m.needList = true
 		}
 	case session.Lost:
 		m.registeredIn = 0
@@ -185,7 +195,7 @@ func (m *Membership) register(conn session.Conn) error {
 		case err == nil:
 			m.registeredIn = sid
 			m.cfg.Logger.Info("zkalloc: member registered", "session", fmt.Sprintf("%#x", sid))
-			return nil
+			return m.watchOwn(conn, p, sid)
 		case errors.Is(err, zk.ErrNoNode):
 			if err := zkpath.Ensure(conn, m.cfg.Paths.Members()); err != nil {
 				return fmt.Errorf("create %s: %w", m.cfg.Paths.Members(), err)
@@ -201,7 +211,7 @@ func (m *Membership) register(conn session.Conn) error {
 			switch decide(stat.EphemeralOwner, sid, m.ownSessions) {
 			case keep:
 				m.registeredIn = sid
-				return nil
+				return m.watchOwn(conn, p, sid)
 			case replace:
 				m.cfg.Logger.Info("zkalloc: replacing member node left by an earlier session", "owner", fmt.Sprintf("%#x", stat.EphemeralOwner))
 				if err := conn.Delete(p, stat.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
@@ -215,6 +225,21 @@ func (m *Membership) register(conn session.Conn) error {
 			return fmt.Errorf("create %s: %w", p, err)
 		}
 	}
+}
+
+// watchOwn arms a watch on our own node, so that its deletion or a
+// change by someone else is noticed at once rather than at the next list.
+func (m *Membership) watchOwn(conn session.Conn, p string, sid int64) error {
+	exists, stat, w, err := conn.ExistsW(p)
+	switch {
+	case err != nil:
+		return fmt.Errorf("watch %s: %w", p, err)
+	case !exists || stat.EphemeralOwner != sid:
+		m.needRegister = true // gone or replaced already: the retry looks again
+		return fmt.Errorf("%s changed while registering", p)
+	}
+	m.ownWatch = w
+	return nil
 }
 
 // decision is what to do with an existing member node.

@@ -280,3 +280,33 @@ func TestMembershipRegistersAgainAfterExpiry(t *testing.T) {
 	m.waitView(what+" in the new session", func(v membership.View) bool { return v.SessionID == st.SessionID && listed(v) })
 	checkNode(t, obs.Conn, "m", st.SessionID, data)
 }
+
+// TestMembershipStopsWhenItsNameIsTaken: our node is deleted and, in the
+// same transaction, another session creates one of the same name. The
+// member must notice (its own node is watched) and stop rather than share
+// the name.
+func TestMembershipStopsWhenItsNameIsTaken(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers := []string{srv.Addr()}
+	obs := observe(t, servers)
+	m := startMember(t, servers, "m", nil, 4*time.Second)
+	m.waitSession("up", isUp)
+	m.waitView(listing("m"))
+	m.failed = true
+
+	if _, err := obs.Conn.Multi(
+		&zk.DeleteRequest{Path: paths.Member("m"), Version: -1},
+		&zk.CreateRequest{Path: paths.Member("m"), Data: []byte(`{"host":"usurper"}`), Acl: zk.WorldACL(zk.PermAll), Flags: zk.FlagEphemeral},
+	); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-m.done:
+	case <-time.After(wait):
+		t.Fatalf("the member still runs %v after its name was taken", wait)
+	}
+	if !errors.Is(m.err, membership.ErrDuplicateMember) || !strings.Contains(m.err.Error(), "usurper") {
+		t.Fatalf("Run = %v, want ErrDuplicateMember naming the usurper", m.err)
+	}
+}
