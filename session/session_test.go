@@ -210,3 +210,31 @@ func TestSessionClosesUnderLoad(t *testing.T) {
 		loops.Wait()
 	}
 }
+
+// TestSessionForcedExpiry expires the session on the server at once: the
+// session reports it Lost, then Up under a new ID, and the old session's
+// ephemeral nodes are gone.
+func TestSessionForcedExpiry(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	s, w, _ := run(t, []string{srv.Addr()}, 4*time.Second)
+	up := w.waitFor("up", 10*time.Second, isUp)
+	if _, err := up.Conn.Create("/mine", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	id, passwd := s.Credentials()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := zktest.ExpireSession(ctx, srv.Addr(), id, passwd); err != nil {
+		t.Fatal(err)
+	}
+	renewed := w.waitFor("up with a new session", 10*time.Second, func(st session.State) bool {
+		return isUp(st) && st.SessionID != up.SessionID
+	})
+	if renewed.Reconnects < 2 {
+		t.Errorf("Reconnects = %d after a new session, want it counted", renewed.Reconnects)
+	}
+	if exists, _, err := renewed.Conn.Exists("/mine"); err != nil || exists {
+		t.Errorf("the expired session's node: exists %v, err %v", exists, err)
+	}
+}
