@@ -1,6 +1,7 @@
 package partitions
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -297,17 +298,17 @@ func (s *Set) readAll(conn session.Conn) error {
 	s.dirPzxid = stat.Pzxid
 	clear(s.dirty)
 	topics := make(map[string]topicState, len(names))
-	for _, name := range names {
-		ts, w, err := s.readTopic(conn, name)
-		if errors.Is(err, zk.ErrNoNode) {
+	for i, r := range fetchTopics(conn, s.cfg.Paths, names) {
+		name := names[i]
+		if errors.Is(r.err, zk.ErrNoNode) {
 			continue // deleted since the listing; the list watch has fired
 		}
-		if err != nil {
+		if r.err != nil {
 			s.needList = true
-			return err
+			return r.err
 		}
-		s.watches.Add(name, w)
-		topics[name] = ts
+		s.watches.Add(name, r.watch)
+		topics[name] = s.topicState(name, r)
 	}
 	s.topics = topics
 	s.needList = false
@@ -317,42 +318,69 @@ func (s *Set) readAll(conn session.Conn) error {
 
 // readDirty re-reads the topics whose watches fired.
 func (s *Set) readDirty(conn session.Conn) error {
-	for _, name := range slices.Sorted(maps.Keys(s.dirty)) {
-		ts, w, err := s.readTopic(conn, name)
+	names := slices.Sorted(maps.Keys(s.dirty))
+	var first error
+	for i, r := range fetchTopics(conn, s.cfg.Paths, names) {
+		name := names[i]
 		switch {
-		case errors.Is(err, zk.ErrNoNode):
+		case errors.Is(r.err, zk.ErrNoNode):
 			delete(s.topics, name)
-		case err != nil:
-			return err
+		case r.err != nil:
+			first = cmp.Or(first, r.err)
+			continue // still dirty: read again on the retry
 		default:
-			s.watches.Add(name, w)
-			s.topics[name] = ts
+			s.watches.Add(name, r.watch)
+			s.topics[name] = s.topicState(name, r)
 		}
 		delete(s.dirty, name)
+	}
+	if first != nil {
+		return first
 	}
 	s.publish(conn.SessionID())
 	return nil
 }
 
-// readTopic reads one topic node and arms its watch. Bad data is not an
-// error of the read: it is kept in the topic's state and reported.
-func (s *Set) readTopic(conn session.Conn, name string) (topicState, <-chan zk.Event, error) {
-	data, stat, w, err := conn.GetW(s.cfg.Paths.Topic(name))
-	if err != nil {
-		return topicState{}, nil, err
-	}
-	ts := topicState{mzxid: stat.Mzxid}
-	if err := ValidateTopic(name); err != nil {
-		ts.err = err
-	} else if ts.ids, err = DecodeIDs(data); err != nil {
-		ts.err = err
-	}
+// fetched is one topic node as read by [fetchTopics], decoded.
+type fetched struct {
+	mzxid int64
+	watch <-chan zk.Event
+	ids   []int32
+	bad   error // the data is not valid; ids is nil
+	err   error // the read failed
+}
+
+// fetchTopics reads the given topic nodes, arming a watch on each, with
+// the requests pipelined, and decodes their data. It returns one result
+// per name, in order.
+func fetchTopics(conn session.Conn, paths zkpath.Group, names []string) []fetched {
+	out := make([]fetched, len(names))
+	inParallel(len(names), func(i int) {
+		data, stat, w, err := conn.GetW(paths.Topic(names[i]))
+		if err != nil {
+			out[i].err = err
+			return
+		}
+		r := fetched{mzxid: stat.Mzxid, watch: w}
+		if r.bad = ValidateTopic(names[i]); r.bad == nil {
+			r.ids, r.bad = DecodeIDs(data)
+		}
+		out[i] = r
+	})
+	return out
+}
+
+// topicState keeps what was read of a topic. Bad data is not an error of
+// the read: it is kept in the topic's state, reported, and logged once per
+// version of the node.
+func (s *Set) topicState(name string, r fetched) topicState {
+	ts := topicState{ids: r.ids, mzxid: r.mzxid, err: r.bad}
 	if ts.err != nil {
 		if old, ok := s.topics[name]; !ok || old.mzxid != ts.mzxid {
 			s.cfg.Logger.Error("zkalloc: ignoring topic with corrupt partition data", "topic", name, "err", ts.err)
 		}
 	}
-	return ts, w, nil
+	return ts
 }
 
 func (s *Set) publish(sessionID int64) {

@@ -11,7 +11,8 @@ import (
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 )
 
-// writer is what [write] needs of the client.
+// writer is what [write] needs of the client. It must be safe for
+// concurrent use: the reads of a batch are sent from several goroutines.
 type writer interface {
 	Get(path string) ([]byte, *zk.Stat, error)
 	Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error)
@@ -48,23 +49,30 @@ func write(c writer, paths zkpath.Group, remove bool, ids map[string][]int32) er
 }
 
 // writeBatch writes a prefix of topics that fits in one multi-operation
-// and returns its length.
+// and returns its length. It reads the topics maxInFlight at a time, with
+// the requests pipelined.
 func writeBatch(c writer, paths zkpath.Group, remove bool, ids map[string][]int32, topics []string) (int, error) {
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		var ops []any
 		size, n := 0, 0
-		for _, topic := range topics {
-			if n > 0 && size > maxMultiBytes {
-				break
-			}
-			n++
-			op, err := planTopic(c, paths.Topic(topic), remove, ids[topic])
-			if err != nil {
-				return 0, fmt.Errorf("topic %q: %w", topic, err)
-			}
-			if op != nil {
-				ops = append(ops, op)
-				size += opSize(op)
+		for full := false; n < len(topics) && !full; {
+			chunk := topics[n:min(n+maxInFlight, len(topics))]
+			reads := make([]topicRead, len(chunk))
+			inParallel(len(chunk), func(i int) { reads[i] = readForWrite(c, paths.Topic(chunk[i])) })
+			for i, topic := range chunk {
+				if n > 0 && size > maxMultiBytes {
+					full = true
+					break
+				}
+				op, err := planTopic(reads[i], paths.Topic(topic), remove, ids[topic])
+				if err != nil {
+					return 0, fmt.Errorf("topic %q: %w", topic, err)
+				}
+				n++
+				if op != nil {
+					ops = append(ops, op)
+					size += opSize(op)
+				}
 			}
 		}
 		if len(ops) == 0 {
@@ -88,17 +96,29 @@ func writeBatch(c writer, paths zkpath.Group, remove bool, ids map[string][]int3
 	return 0, ErrContended
 }
 
-// planTopic reads a topic node and returns the operation that applies the
-// change to it, or nil if there is nothing to do.
-func planTopic(c writer, path string, remove bool, change []int32) (any, error) {
+// topicRead is a topic node as [readForWrite] found it.
+type topicRead struct {
+	data   []byte
+	stat   *zk.Stat
+	exists bool
+	err    error
+}
+
+func readForWrite(c writer, path string) topicRead {
 	data, stat, err := c.Get(path)
-	exists := true
 	if errors.Is(err, zk.ErrNoNode) {
-		exists, data = false, nil
-	} else if err != nil {
-		return nil, err
+		return topicRead{}
 	}
-	cur, err := DecodeIDs(data)
+	return topicRead{data: data, stat: stat, exists: err == nil, err: err}
+}
+
+// planTopic returns the operation that applies the change to a topic node
+// as read, or nil if there is nothing to do.
+func planTopic(r topicRead, path string, remove bool, change []int32) (any, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	cur, err := DecodeIDs(r.data)
 	if err != nil {
 		return nil, fmt.Errorf("existing data is corrupt, fix or delete the node: %w", err)
 	}
@@ -112,12 +132,12 @@ func planTopic(c writer, path string, remove bool, change []int32) (any, error) 
 	switch {
 	case slices.Equal(cur, next):
 		return nil, nil
-	case !exists:
+	case !r.exists:
 		return &zk.CreateRequest{Path: path, Data: EncodeIDs(next), Acl: zk.WorldACL(zk.PermAll)}, nil
 	case len(next) == 0:
-		return &zk.DeleteRequest{Path: path, Version: stat.Version}, nil
+		return &zk.DeleteRequest{Path: path, Version: r.stat.Version}, nil
 	default:
-		return &zk.SetDataRequest{Path: path, Data: EncodeIDs(next), Version: stat.Version}, nil
+		return &zk.SetDataRequest{Path: path, Data: EncodeIDs(next), Version: r.stat.Version}, nil
 	}
 }
 
