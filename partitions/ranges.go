@@ -12,6 +12,15 @@ import (
 // such as "0-2000000000" cannot make a member allocate gigabytes.
 const MaxTopicIDs = 1 << 20
 
+// MaxTopicBytes is the most data one topic's znode may hold: a round
+// number under ZooKeeper's default request limit (jute.maxbuffer, 1 MiB),
+// with room for the request's path and headers. A server refuses a bigger
+// write by closing the connection, so such a write could never succeed.
+// Dense IDs take a few bytes per range; scattered ones about one byte per
+// digit plus a comma, so a topic of every other ID fits up to about
+// 145,000 IDs (an ID space of 290,000).
+const MaxTopicBytes = 1_000_000
+
 // EncodeIDs writes sorted, distinct, non-negative IDs as compact ranges:
 // [0 1 2 3 7 9 10] becomes "0-3,7,9-10". It is the data of a topic's
 // znode. The result for no IDs is "".

@@ -191,3 +191,45 @@ func TestSetReportsCorruptTopic(t *testing.T) {
 	}
 	a.waitParts(ps("good", 1, 2))
 }
+
+// every returns the IDs from 0 below n in steps of step.
+func every(step, n int32) []int32 {
+	var out []int32
+	for id := int32(0); id < n; id += step {
+		out = append(out, id)
+	}
+	return out
+}
+
+func TestSetBigTopics(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	paths := zkpath.Group{Root: "/zkalloc", Group: t.Name()}
+	a := startSet(t, []string{srv.Addr()}, paths, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	// A topic whose data ZooKeeper would refuse is an error at once, not a
+	// write retried (and a connection dropped) until the caller gives up.
+	huge := every(2, 400_000)
+	if n := len(partitions.EncodeIDs(huge)); n <= partitions.MaxTopicBytes {
+		t.Fatalf("test data encodes to %d bytes, want more than %d", n, partitions.MaxTopicBytes)
+	}
+	if err := a.set.Add(ctx, map[string][]int32{"huge": huge}); !errors.Is(err, partitions.ErrInvalid) {
+		t.Errorf("Add of a topic too big for a znode = %v, want ErrInvalid", err)
+	}
+
+	// Two big topics that fit one znode each but not one request together
+	// are written in two steps.
+	big, bigger := every(2, 150_000), every(2, 260_000)
+	if n, m := len(partitions.EncodeIDs(big)), len(partitions.EncodeIDs(bigger)); n+m < 1<<20 || m > partitions.MaxTopicBytes {
+		t.Fatalf("test data encodes to %d and %d bytes, want each to fit and both not", n, m)
+	}
+	if err := a.set.Add(ctx, map[string][]int32{"a": big, "b": bigger}); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]partitions.Partition, 0, len(big)+len(bigger))
+	want = append(want, ps("a", big...)...)
+	want = append(want, ps("b", bigger...)...)
+	a.waitParts(want)
+}

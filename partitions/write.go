@@ -23,8 +23,10 @@ type writer interface {
 // wrote the same topics first.
 const maxAttempts = 50
 
-// maxMultiBytes keeps each multi-operation well below ZooKeeper's 1 MB
-// request limit; a change bigger than that is written in several steps.
+// maxMultiBytes keeps each multi-operation of several topics well below
+// ZooKeeper's 1 MB request limit; a change bigger than that is written in
+// several steps. A multi of one topic can be bigger, up to
+// [MaxTopicBytes] and its path.
 const maxMultiBytes = 512 << 10
 
 // ErrContended is returned when a change lost the compare-and-set race
@@ -60,11 +62,11 @@ func writeBatch(c writer, paths zkpath.Group, remove bool, ids map[string][]int3
 			reads := make([]topicRead, len(chunk))
 			inParallel(len(chunk), func(i int) { reads[i] = readForWrite(c, paths.Topic(chunk[i])) })
 			for i, topic := range chunk {
-				if n > 0 && size > maxMultiBytes {
-					full = true
+				op, err := planTopic(reads[i], paths.Topic(topic), remove, ids[topic])
+				if n > 0 && (size > maxMultiBytes || err == nil && size+opSize(op) > maxMultiBytes) {
+					full = true // this topic starts the next batch
 					break
 				}
-				op, err := planTopic(reads[i], paths.Topic(topic), remove, ids[topic])
 				if err != nil {
 					return 0, fmt.Errorf("topic %q: %w", topic, err)
 				}
@@ -129,16 +131,21 @@ func planTopic(r topicRead, path string, remove bool, change []int32) (any, erro
 	if len(next) > MaxTopicIDs {
 		return nil, fmt.Errorf("%w: would hold %d IDs, more than %d", ErrInvalid, len(next), MaxTopicIDs)
 	}
-	switch {
-	case slices.Equal(cur, next):
+	if slices.Equal(cur, next) {
 		return nil, nil
-	case !r.exists:
-		return &zk.CreateRequest{Path: path, Data: EncodeIDs(next), Acl: zk.WorldACL(zk.PermAll)}, nil
-	case len(next) == 0:
-		return &zk.DeleteRequest{Path: path, Version: r.stat.Version}, nil
-	default:
-		return &zk.SetDataRequest{Path: path, Data: EncodeIDs(next), Version: r.stat.Version}, nil
 	}
+	if len(next) == 0 {
+		return &zk.DeleteRequest{Path: path, Version: r.stat.Version}, nil
+	}
+	data := EncodeIDs(next)
+	if len(data) > MaxTopicBytes {
+		return nil, fmt.Errorf("%w: would take %d bytes, more than %d: ZooKeeper refuses a write that big (scattered IDs take about one byte per digit plus a comma)",
+			ErrInvalid, len(data), MaxTopicBytes)
+	}
+	if !r.exists {
+		return &zk.CreateRequest{Path: path, Data: data, Acl: zk.WorldACL(zk.PermAll)}, nil
+	}
+	return &zk.SetDataRequest{Path: path, Data: data, Version: r.stat.Version}, nil
 }
 
 func opSize(op any) int {
