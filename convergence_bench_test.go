@@ -1,6 +1,7 @@
 package zkalloc_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -61,8 +62,10 @@ type benchGroup struct {
 	strategy rebalance.Strategy
 	members  []*benchMember
 	wake     chan struct{} // one slot: some consumer received an update
-	all      atomic.Int64  // requests of every member
-	claims   atomic.Int64  // requests on claims
+	// startTimeout bounds each Start; default a minute.
+	startTimeout time.Duration
+	all          atomic.Int64 // requests of every member
+	claims       atomic.Int64 // requests on claims
 }
 
 func benchConvergence(b *testing.B, server string, s rebalance.Strategy, n int, settle time.Duration) {
@@ -124,7 +127,16 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 }
 
 func (g *benchGroup) join() {
-	name := fmt.Sprintf("m%03d", len(g.members))
+	m, err := g.start(fmt.Sprintf("m%03d", len(g.members)))
+	if err != nil {
+		g.b.Fatal(err)
+	}
+	g.members = append(g.members, m)
+}
+
+// start starts a member named name and its consumer; it does not add it
+// to g.members. It is safe for concurrent use.
+func (g *benchGroup) start(name string) (*benchMember, error) {
 	cfg := zkalloc.Config{
 		Servers:        g.servers,
 		Group:          g.group,
@@ -138,7 +150,7 @@ func (g *benchGroup) join() {
 	cfg = zkalloc.WithWrapConn(cfg, func(c session.Conn) session.Conn { return &countingConn{Conn: c, g: g} })
 	alloc, err := zkalloc.New(cfg)
 	if err != nil {
-		g.b.Fatal(err)
+		return nil, err
 	}
 	m := &benchMember{alloc: alloc, done: make(chan struct{})}
 	go func() {
@@ -154,12 +166,14 @@ func (g *benchGroup) join() {
 			}
 		}
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(g.startTimeout, time.Minute))
 	defer cancel()
 	if err := alloc.Start(ctx); err != nil {
-		g.b.Fatal(err)
+		alloc.Close()
+		<-m.done
+		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	g.members = append(g.members, m)
+	return m, nil
 }
 
 func (m *benchMember) close() {
