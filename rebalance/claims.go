@@ -41,7 +41,7 @@ type ClaimsConfig struct {
 // and created again; one held by another session is waited out with a
 // watch, never polled and never given up on, for as long as it is wanted.
 // A create whose outcome is unknown (the connection dropped) is checked by
-// reading the node, not assumed. A release reads the node first and never
+// reading the node, not assumed, and released if it is no longer wanted. A release reads the node first and never
 // deletes one that is not the current session's.
 type Claims struct {
 	cfg ClaimsConfig
@@ -51,6 +51,7 @@ type Claims struct {
 	own     map[int64]struct{} // every session this actor has had
 	desired Desired
 	held    map[Partition]struct{} // claims of session st.SessionID
+	unsure  map[Partition]struct{} // creates in session st.SessionID whose outcome is unknown
 	verify  bool                   // held claims must be checked after a reconnection
 	waiting map[Partition]bool     // watched, held by another session
 	watches *zkwatch.Set
@@ -69,6 +70,7 @@ func NewClaims(cfg ClaimsConfig) *Claims {
 		cfg:     cfg,
 		own:     make(map[int64]struct{}),
 		held:    make(map[Partition]struct{}),
+		unsure:  make(map[Partition]struct{}),
 		waiting: make(map[Partition]bool),
 		watches: zkwatch.New(),
 	}
@@ -119,8 +121,9 @@ func (c *Claims) onSession(st session.State) {
 	switch st.Status {
 	case session.Up:
 		c.own[st.SessionID] = struct{}{}
-		if st.SessionID != prev.SessionID && len(c.held) > 0 {
+		if st.SessionID != prev.SessionID {
 			clear(c.held) // the old session's claims are gone with it
+			clear(c.unsure)
 		}
 		if st.Reconnects != prev.Reconnects {
 			c.verify = len(c.held) > 0
@@ -161,9 +164,17 @@ func (c *Claims) work() error {
 			want[p] = true
 		}
 	}
+	// A create whose outcome is unknown may have made a claim of this
+	// session: if it is no longer wanted, release it too, or it would
+	// stay with the session and its next owner would wait for ever.
 	var release, acquire []Partition
 	for p := range c.held {
 		if !want[p] {
+			release = append(release, p)
+		}
+	}
+	for p := range c.unsure {
+		if _, held := c.held[p]; !held && !want[p] {
 			release = append(release, p)
 		}
 	}
@@ -192,9 +203,10 @@ func (c *Claims) path(p Partition) string { return c.cfg.Paths.Owners() + "/" + 
 // run concurrently; only [Claims.apply], on the actor's goroutine, changes
 // the actor's state from them.
 type outcome struct {
-	state claimState
-	watch <-chan zk.Event // for waiting: fires when the holder's node changes
-	err   error
+	state  claimState
+	watch  <-chan zk.Event // for waiting: fires when the holder's node changes
+	err    error
+	unsure bool // with err: a create may have gone through
 }
 
 type claimState int
@@ -212,9 +224,13 @@ func (c *Claims) apply(ps []Partition, results []outcome) error {
 	for i, p := range ps {
 		r := results[i]
 		if r.err != nil {
+			if r.unsure {
+				c.unsure[p] = struct{}{}
+			}
 			first = cmp.Or(first, r.err)
 			continue
 		}
+		delete(c.unsure, p)
 		switch r.state {
 		case held:
 			c.held[p] = struct{}{}
@@ -286,7 +302,9 @@ func (c *Claims) acquire(conn session.Conn, p Partition, sid int64) outcome {
 			}
 			continue
 		case !errors.Is(err, zk.ErrNodeExists):
-			return outcome{err: fmt.Errorf("claim %s: %w", p, err)} // outcome unknown: the retry reads the node
+			// The outcome is unknown: a retry reads the node, a release
+			// deletes it if it is ours.
+			return outcome{err: fmt.Errorf("claim %s: %w", p, err), unsure: true}
 		}
 		exists, stat, watch, err := conn.ExistsW(path)
 		if err != nil {
