@@ -45,6 +45,7 @@ func BenchmarkConvergence(b *testing.B) {
 
 // benchMember is one allocator whose consumer notes every update.
 type benchMember struct {
+	name  string
 	alloc *zkalloc.Allocator
 	mu    sync.Mutex
 	last  zkalloc.Update
@@ -152,7 +153,7 @@ func (g *benchGroup) start(name string) (*benchMember, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &benchMember{alloc: alloc, done: make(chan struct{})}
+	m := &benchMember{name: name, alloc: alloc, done: make(chan struct{})}
 	go func() {
 		defer close(m.done)
 		for u := range alloc.Updates() {

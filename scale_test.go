@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zktest"
@@ -208,6 +209,26 @@ func TestScaleMillionPartitions(t *testing.T) {
 	if len(v.Parts) != 1_000_000 || !slices.IsSortedFunc(v.Parts, partitions.Compare) {
 		t.Fatalf("view has %d partitions, sorted %v", len(v.Parts), slices.IsSortedFunc(v.Parts, partitions.Compare))
 	}
+
+	// A change to every topic: 1,000 data watches fire at a member.
+	paths := zkpath.Group{Root: "/zkalloc", Group: "scale-million"}
+	reader, writer := runSet(t, srv.Addr(), paths), runSet(t, srv.Addr(), paths)
+	reader.waitView(t, 1_000_000)
+	more := make(map[string][]int32, 1000)
+	for topic := range denseTopics(1000, 0) {
+		more[topic] = []int32{1000}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	if err := writer.set.Add(ctx, more); err != nil {
+		t.Fatal(err)
+	}
+	stored := time.Since(start)
+	seen := reader.waitView(t, 1_001_000).Sub(start)
+	t.Logf("one ID added to each of the 1,000 topics in %v; another member's view had them after %v", stored.Round(time.Millisecond), seen.Round(time.Millisecond))
+	reader.close()
+	writer.close()
 	for _, s := range []rebalance.Strategy{rebalance.Balanced, rebalance.RoundRobin} {
 		for _, m := range []int{10, 100, 1000} {
 			members := make([]string, m)
@@ -344,9 +365,81 @@ func awaitConverged(t *testing.T, g *benchGroup, start time.Time, within time.Du
 		case <-g.wake:
 		case <-time.After(20 * time.Millisecond):
 		case <-deadline:
-			t.Fatalf("no convergence within %v", within)
+			t.Fatalf("no convergence within %v: %s%s", within, divergence(g), unassigned(t, g))
 		}
 	}
+}
+
+// unassigned lists the partitions that no member's last update has, with
+// the member that should have it and the holder of its claim.
+func unassigned(t *testing.T, g *benchGroup) string {
+	owner := map[partitions.Partition]int{}
+	var names []string
+	for i, m := range g.members {
+		m.mu.Lock()
+		for _, p := range m.last.Assigned {
+			owner[p] = i
+		}
+		if i == 0 {
+			names = m.last.Members
+		}
+		m.mu.Unlock()
+	}
+	if len(owner) == g.want {
+		return ""
+	}
+	paths := zkpath.Group{Root: "/zkalloc", Group: g.group}
+	r := runSet(t, g.servers[0], paths)
+	defer r.close()
+	r.waitView(t, g.want)
+	target, err := rebalance.Compute(g.strategy, names, r.last.Parts)
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for m, ps := range target {
+		for _, p := range ps {
+			if _, ok := owner[p]; ok || len(out) >= 10 {
+				continue
+			}
+			holder, _, err := r.conn.Get(paths.Owners() + "/" + p.String())
+			var self zkalloc.Update
+			for _, bm := range g.members {
+				if bm.name == m {
+					self = bm.alloc.Current()
+				}
+			}
+			out = append(out, fmt.Sprintf("%s: target %s (its current update: %d assigned, %q), claim held by %q (%v)",
+				p, m, len(self.Assigned), self.Reason, holder, err))
+		}
+	}
+	return "; unassigned: " + strings.Join(out, "; ")
+}
+
+// divergence summarizes how the members' last updates differ.
+func divergence(g *benchGroup) string {
+	gens := map[int64]int{}
+	sizes := map[int]int{}
+	assigned := 0
+	var first int64
+	var odd []string
+	for i, m := range g.members {
+		m.mu.Lock()
+		u := m.last
+		m.mu.Unlock()
+		gens[u.Generation]++
+		sizes[len(u.Members)]++
+		assigned += len(u.Assigned)
+		if i == 0 {
+			first = u.Generation
+		}
+		if len(odd) < 5 && (len(u.Members) != len(g.members) || u.Generation != first) {
+			cur := m.alloc.Current()
+			odd = append(odd, fmt.Sprintf("member %d: received generation %d, %d members, %d assigned (%s); current generation %d, %d members, %d assigned (%s)",
+				i, u.Generation, len(u.Members), len(u.Assigned), u.Reason, cur.Generation, len(cur.Members), len(cur.Assigned), cur.Reason))
+		}
+	}
+	return fmt.Sprintf("generations %v; member counts %v; %d of %d partitions assigned; %s", gens, sizes, assigned, g.want, strings.Join(odd, "; "))
 }
 
 func newScaleGroup(t *testing.T, srv *zktest.Server, name string, parts map[string][]int32, settle time.Duration) *benchGroup {
@@ -427,7 +520,7 @@ func TestScaleThousandMembers(t *testing.T) {
 	start := time.Now()
 	started := startGroup(t, g, members, batch)
 	t.Logf("%d members started (%d at a time) in %v; %d requests so far", members, batch, started.Round(time.Millisecond), g.all.Load())
-	converged := awaitConverged(t, g, start, 10*time.Minute)
+	converged := awaitConverged(t, g, start, started+3*time.Minute)
 	t.Logf("converged %v after the first start (%v after the last); %d requests in all (%d on claims); heap in use %.2f MiB per member; %d goroutines; server: %s",
 		converged.Round(time.Millisecond), (converged - started).Round(time.Millisecond), g.all.Load(), g.claims.Load(),
 		float64(heapInuse()-before)/float64(members)/(1<<20), runtime.NumGoroutine(), serverStats(t, srv))
