@@ -13,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/inflight"
 	"github.com/zkalloc/zkalloc/internal/retry"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zkwatch"
@@ -355,7 +356,7 @@ type fetched struct {
 // per name, in order.
 func fetchTopics(conn session.Conn, paths zkpath.Group, names []string) []fetched {
 	out := make([]fetched, len(names))
-	inParallel(len(names), func(i int) {
+	inflight.Do(len(names), func(i int) {
 		data, stat, w, err := conn.GetW(paths.Topic(names[i]))
 		if err != nil {
 			out[i].err = err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkalloc/zkalloc/internal/inflight"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 )
 
@@ -51,16 +52,16 @@ func write(c writer, paths zkpath.Group, remove bool, ids map[string][]int32) er
 }
 
 // writeBatch writes a prefix of topics that fits in one multi-operation
-// and returns its length. It reads the topics maxInFlight at a time, with
+// and returns its length. It reads the topics inflight.Limit at a time, with
 // the requests pipelined.
 func writeBatch(c writer, paths zkpath.Group, remove bool, ids map[string][]int32, topics []string) (int, error) {
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		var ops []any
 		size, n := 0, 0
 		for full := false; n < len(topics) && !full; {
-			chunk := topics[n:min(n+maxInFlight, len(topics))]
+			chunk := topics[n:min(n+inflight.Limit, len(topics))]
 			reads := make([]topicRead, len(chunk))
-			inParallel(len(chunk), func(i int) { reads[i] = readForWrite(c, paths.Topic(chunk[i])) })
+			inflight.Do(len(chunk), func(i int) { reads[i] = readForWrite(c, paths.Topic(chunk[i])) })
 			for i, topic := range chunk {
 				op, err := planTopic(reads[i], paths.Topic(topic), remove, ids[topic])
 				if n > 0 && (size > maxMultiBytes || err == nil && size+opSize(op) > maxMultiBytes) {

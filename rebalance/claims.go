@@ -8,11 +8,11 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
-	"sync"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/inflight"
 	"github.com/zkalloc/zkalloc/internal/retry"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zkwatch"
@@ -245,31 +245,11 @@ func (c *Claims) apply(ps []Partition, results []outcome) error {
 	return first
 }
 
-// maxInFlight bounds the claim requests sent at once. The client pipelines
-// them on its one connection, so a change that moves many partitions costs
-// about one round trip per step instead of one per partition.
-const maxInFlight = 32
-
-// inParallel runs f on every partition, at most maxInFlight at a time, and
-// returns when all have finished.
+// inParallel runs f on every partition with the requests pipelined (see
+// [inflight.Do]) and returns the outcomes in order.
 func inParallel(ps []Partition, f func(Partition) outcome) []outcome {
 	results := make([]outcome, len(ps))
-	if len(ps) == 1 {
-		results[0] = f(ps[0])
-		return results
-	}
-	slots := make(chan struct{}, maxInFlight) // a semaphore: one slot per request in flight
-	var wg sync.WaitGroup
-	for i, p := range ps {
-		slots <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i] = f(p)
-			<-slots
-		}()
-	}
-	wg.Wait()
+	inflight.Do(len(ps), func(i int) { results[i] = f(ps[i]) })
 	return results
 }
 
