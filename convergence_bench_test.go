@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc"
+	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
@@ -69,7 +70,84 @@ type benchGroup struct {
 	claims       atomic.Int64 // requests on claims
 }
 
-func benchConvergence(b *testing.B, server string, s rebalance.Strategy, n int, settle time.Duration) {
+// crashTimeout is the session timeout of the members that crash in
+// BenchmarkConvergenceCrash: the server notices a crash only when it
+// expires the session.
+const crashTimeout = 2 * time.Second
+
+// BenchmarkConvergenceCrash measures how long a group of M members takes
+// to converge after one more member crashes: its connection goes dark, as
+// when its machine dies, and the server expires its session crashTimeout
+// (2 s) after its last contact. Timed from the moment the connection goes
+// dark to the moment the last remaining member received the Update of the
+// new view with the hand-off complete; the session timeout is in the
+// figure, whatever is above it is zkalloc's and ZooKeeper's reaction.
+// Each iteration is one crash:
+//
+//	go test -run XXX -bench ConvergenceCrash -benchtime 20x -timeout 60m .
+func BenchmarkConvergenceCrash(b *testing.B) {
+	srv := zktest.Standalone(b, zktest.Options{})
+	for _, members := range []int{10, 50, 100} {
+		b.Run(fmt.Sprintf("balanced/members=%d/settle=0s", members), func(b *testing.B) {
+			g := newBenchGroup(b, srv.Addr(), rebalance.Balanced, members, 0)
+			defer g.closeAll()
+			// An observer learns when the server expires the session: the
+			// victim's member node goes then.
+			obs, _, err := zk.Connect([]string{srv.Addr()}, 10*time.Second, zk.WithLogInfo(false))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer obs.Close()
+			paths := zkpath.Group{Root: "/zkalloc", Group: g.group}
+			var crashes, reactions []time.Duration
+			b.ResetTimer()
+			for i := range b.N {
+				b.StopTimer()
+				proxy := zktest.StartProxy(b, srv.Addr())
+				victim, err := g.startWith(fmt.Sprintf("crash%03d", i), proxy.Addrs(), crashTimeout)
+				if err != nil {
+					b.Fatal(err)
+				}
+				g.members = append(g.members, victim)
+				g.waitConverged(time.Now())
+				g.members = g.members[:len(g.members)-1]
+				exists, _, gone, err := obs.ExistsW(paths.Member(victim.name))
+				if err != nil || !exists {
+					b.Fatalf("member node of %s: exists %v, %v", victim.name, exists, err)
+				}
+				expired := make(chan time.Time, 1)
+				go func() {
+					<-gone
+					expired <- time.Now()
+				}()
+				b.StartTimer()
+				start := time.Now()
+				proxy.Blackhole(true)
+				took := g.waitConverged(start)
+				crashes = append(crashes, took)
+				select {
+				case at := <-expired:
+					reactions = append(reactions, start.Add(took).Sub(at))
+				case <-time.After(time.Minute):
+					b.Fatal("the crashed member's node is still there")
+				}
+				b.StopTimer()
+				victim.close() // it has revoked everything by itself meanwhile
+				if err := proxy.Close(); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			b.StopTimer()
+			report(b, "crash", crashes)
+			report(b, "after-expiry", reactions)
+		})
+	}
+}
+
+// newBenchGroup starts n members sharing 1,000 partitions (10 topics of
+// 100) and waits for them to converge.
+func newBenchGroup(b *testing.B, server string, s rebalance.Strategy, n int, settle time.Duration) *benchGroup {
 	g := &benchGroup{
 		b:        b,
 		strategy: s,
@@ -83,11 +161,16 @@ func benchConvergence(b *testing.B, server string, s rebalance.Strategy, n int, 
 		g.parts[fmt.Sprintf("t%d", t)] = ids(100)
 	}
 	g.want = 1000
-	defer g.closeAll()
 	for range n {
 		g.join()
 	}
 	g.waitConverged(time.Now())
+	return g
+}
+
+func benchConvergence(b *testing.B, server string, s rebalance.Strategy, n int, settle time.Duration) {
+	g := newBenchGroup(b, server, s, n, settle)
+	defer g.closeAll()
 
 	var joins, leaves []time.Duration
 	var requests, claimRequests int64
@@ -108,15 +191,17 @@ func benchConvergence(b *testing.B, server string, s rebalance.Strategy, n int, 
 	}
 	b.StopTimer()
 	changes := float64(2 * b.N)
-	report := func(name string, ds []time.Duration) {
-		slices.Sort(ds)
-		b.ReportMetric(float64(percentile(ds, 50).Microseconds())/1000, name+"-p50-ms")
-		b.ReportMetric(float64(percentile(ds, 99).Microseconds())/1000, name+"-p99-ms")
-	}
-	report("join", joins)
-	report("leave", leaves)
+	report(b, "join", joins)
+	report(b, "leave", leaves)
 	b.ReportMetric(float64(requests)/changes/float64(n), "req/member/change")
 	b.ReportMetric(float64(requests-claimRequests)/changes/float64(n), "req-w/o-claims/member/change")
+}
+
+// report reports the 50th and 99th percentiles of ds in milliseconds.
+func report(b *testing.B, name string, ds []time.Duration) {
+	slices.Sort(ds)
+	b.ReportMetric(float64(percentile(ds, 50).Microseconds())/1000, name+"-p50-ms")
+	b.ReportMetric(float64(percentile(ds, 99).Microseconds())/1000, name+"-p99-ms")
 }
 
 func percentile(sorted []time.Duration, p int) time.Duration {
@@ -138,12 +223,17 @@ func (g *benchGroup) join() {
 // start starts a member named name and its consumer; it does not add it
 // to g.members. It is safe for concurrent use.
 func (g *benchGroup) start(name string) (*benchMember, error) {
+	return g.startWith(name, g.servers, 10*time.Second)
+}
+
+// startWith is start with the member's own servers and session timeout.
+func (g *benchGroup) startWith(name string, servers []string, timeout time.Duration) (*benchMember, error) {
 	cfg := zkalloc.Config{
-		Servers:        g.servers,
+		Servers:        servers,
 		Group:          g.group,
 		Member:         name,
 		Partitions:     g.parts,
-		SessionTimeout: 10 * time.Second,
+		SessionTimeout: timeout,
 		Settle:         g.settle,
 		Strategy:       g.strategy,
 		Logger:         testLogger(),
