@@ -213,14 +213,19 @@ func fill(r ring, parts []partitions.Partition, pool []int32, owner, counts, quo
 	// The ring points whose member is under quota. There is at least one,
 	// since the pool is not empty, and the pool's partitions propose only
 	// to them.
+	under := make([]uint64, nm) // 1 if member m is under quota, else 0
+	for m := range nm {
+		if counts[m] < quota[m] {
+			under[m] = 1
+		}
+	}
 	open := newPointSet(r.len())
 	for w := range open.words {
-		// One word at a time, so that its bits are set in a register.
+		// A word at a time, in a register, and without a branch per
+		// point, since about half the members are under quota.
 		var word uint64
 		for j, m := range r.owners[w*64 : min(w*64+64, len(r.owners))] {
-			if counts[m] < quota[m] {
-				word |= 1 << j
-			}
+			word |= under[m] << j
 		}
 		open.words[w] = word
 	}

@@ -78,19 +78,25 @@ func (r ring) successor(key uint64) int32 {
 	// with at most one point per bucket on average they nearly always
 	// reach the answer without a branch to mispredict.
 	i := r.start[key>>r.shift]
-	if r.keys[i] < key {
-		i++
-	}
-	if r.keys[i] < key {
-		i++
-	}
+	i += below(r.keys[i], key)
+	i += below(r.keys[i], key)
 	for r.keys[i] < key {
 		i++
 	}
-	if i == r.len() {
+	if int(i) == len(r.owners) {
 		return 0
 	}
 	return i
+}
+
+// below returns 1 if a < b and 0 otherwise, written so that the compiler
+// emits a conditional move or set rather than a branch.
+func below(a, b uint64) int32 {
+	var one int32
+	if a < b {
+		one = 1
+	}
+	return one
 }
 
 // pointSet is a set of ring positions, one bit each, that finds the next
