@@ -41,9 +41,12 @@ import (
 // the points' top bits) and looking partitions up, plus the proposals of
 // the shed partitions, 2 to 15 percent of P when members hold 1,000 to 10
 // partitions each; about 30 allocations in all, none per partition or
-// per member. On a fresh group that is within about twice the time of
-// franz-go's sticky balancer, with a hundredth of its allocations (see
-// bench/RESULTS.md).
+// per member, and besides the result 12 bytes per partition and 16 to 20
+// per ring point. On a 2-core machine (BenchmarkBalanced) that is about 0.7 ms
+// for 100 members and 10,000 partitions and 10 ms for 1,000 and 100,000,
+// on a fresh group within the time of franz-go's sticky balancer at the
+// larger size and about twice it at the smaller, with a hundredth of its
+// allocations (see bench/RESULTS.md).
 //
 // Movement: the primaries move exactly the leaver's or joiner's share,
 // but their counts vary by about sqrt(P/M) per member, and the shed and
@@ -99,15 +102,28 @@ func (balanced) Assign(members []string, parts []partitions.Partition) (map[stri
 // balancedOwners returns the index in members of each partition's owner,
 // and how many partitions each member owns.
 func balancedOwners(members []string, parts []partitions.Partition) (owner, counts []int32) {
-	nm, np := len(members), len(parts)
+	nm := len(members)
 	mkeys := make([]uint64, nm)
 	for i, m := range members {
 		mkeys[i] = memberKey(m)
 	}
 	r := newRing(mkeys)
 
-	pkeys := make([]uint64, np)
-	point := make([]int32, np) // ring point of each partition
+	dist, owner, counts := primaries(r, parts, nm)
+	quota := quotas(mkeys, counts, len(parts))
+	pool := shed(dist, owner, counts, quota)
+	fill(r, parts, pool, owner, counts, quota)
+	return owner, counts
+}
+
+// primaries looks up each partition's primary owner, the member of its
+// ring point, and its distance to that point (the point's key minus the
+// partition's, modulo 2^64), which orders shedding, and counts each
+// member's primaries. The points themselves are not kept: only the few
+// partitions that are shed need them again, and fill looks those up anew.
+func primaries(r ring, parts []partitions.Partition, nm int) (dist []uint64, owner, counts []int32) {
+	np := len(parts)
+	dist = make([]uint64, np)
 	owner = make([]int32, np)
 	counts = make([]int32, nm)
 	var topic uint64
@@ -116,18 +132,13 @@ func balancedOwners(members []string, parts []partitions.Partition) (owner, coun
 			topic = fnv1a64(p.Topic)
 		}
 		k := partitionKey(topic, p.ID)
-		pkeys[i] = k
 		at := r.successor(k)
-		point[i] = at
+		dist[i] = r.keys[at] - k
 		o := r.owners[at]
 		owner[i] = o
 		counts[o]++
 	}
-
-	quota := quotas(mkeys, counts, np)
-	pool := shed(r, pkeys, point, owner, counts, quota)
-	fill(r, pkeys, point, pool, owner, counts, quota)
-	return owner, counts
+	return dist, owner, counts
 }
 
 // quotas gives the np mod nm members with the most primary partitions
@@ -162,7 +173,7 @@ func quotas(mkeys []uint64, counts []int32, np int) []int32 {
 // shed takes from every member over its quota the partitions farthest
 // from their ring point until it is at its quota, lowers counts to match,
 // and returns the taken partitions' indices.
-func shed(r ring, pkeys []uint64, point, owner, counts, quota []int32) []int32 {
+func shed(dist []uint64, owner, counts, quota []int32) []int32 {
 	nm := len(counts)
 	// Member m keeps its excess farthest partitions in the heap
 	// cands[start[m]:start[m]+size[m]].
@@ -177,7 +188,7 @@ func shed(r ring, pkeys []uint64, point, owner, counts, quota []int32) []int32 {
 		if lo == hi {
 			continue
 		}
-		c := shedCandidate{^(r.keys[point[i]] - pkeys[i]), int32(i)} // farthest first
+		c := shedCandidate{^dist[i], int32(i)} // farthest first
 		h := shedHeap(cands[lo : lo+size[o] : hi])
 		h.offer(c, int(hi-lo))
 		size[o] = int32(len(h))
@@ -197,36 +208,29 @@ func shed(r ring, pkeys []uint64, point, owner, counts, quota []int32) []int32 {
 // in clockwise order from its ring point; a member keeps the proposals
 // that travelled least and turns away the rest, which go on to the next.
 // The result does not depend on the order of the pool.
-func fill(r ring, pkeys []uint64, point, pool []int32, owner, counts, quota []int32) {
+func fill(r ring, parts []partitions.Partition, pool []int32, owner, counts, quota []int32) {
 	if len(pool) == 0 {
 		return
 	}
-	n := int32(len(r.keys))
 	nm := len(counts)
-	// next[i] leads to the first ring point at or after i whose member
-	// is under quota; next[n] is a sentinel.
-	next := make([]int32, n+1)
-	for i := range n {
-		if counts[r.owners[i]] < quota[r.owners[i]] {
-			next[i] = i
-		} else {
-			next[i] = i + 1
+	// The ring points whose member is under quota. There is at least one,
+	// since the pool is not empty, and the pool's partitions propose only
+	// to them.
+	under := make([]uint64, nm) // 1 if member m is under quota, else 0
+	for m := range nm {
+		if counts[m] < quota[m] {
+			under[m] = 1
 		}
 	}
-	next[n] = n
-	find := func(i int32) int32 {
-		for next[i] != i {
-			next[i] = next[next[i]]
-			i = next[i]
+	open := newPointSet(r.len())
+	for w := range open.words {
+		// A word at a time, in a register, and without a branch per
+		// point, since about half the members are under quota.
+		var word uint64
+		for j, m := range r.owners[w*64 : min(w*64+64, len(r.owners))] {
+			word |= under[m] << j
 		}
-		if i == n {
-			i = 0
-			for next[i] != i {
-				next[i] = next[next[i]]
-				i = next[i]
-			}
-		}
-		return i
+		open.words[w] = word
 	}
 	// held[start[m]:start[m]+size[m]] are the proposals member m holds,
 	// as indexes into pool, with the distance each travelled in far.
@@ -237,10 +241,12 @@ func fill(r ring, pkeys []uint64, point, pool []int32, owner, counts, quota []in
 	size := make([]int32, nm)
 	held := make([]int32, start[nm])
 	far := make([]uint64, start[nm])
-	at := make([]int32, len(pool)) // ring point each pooled partition is proposing at
+	key := make([]uint64, len(pool)) // each pooled partition's key
+	at := make([]int32, len(pool))   // ring point each pooled partition is proposing at
 	queue := make([]int32, len(pool))
 	for k, p := range pool {
-		at[k] = find(point[p])
+		key[k] = partitionKey(fnv1a64(parts[p].Topic), parts[p].ID)
+		at[k] = open.next(r.successor(key[k]))
 		queue[k] = int32(k)
 	}
 	// worst[m] is the position in held of m's farthest proposal, kept
@@ -261,22 +267,22 @@ func fill(r ring, pkeys []uint64, point, pool []int32, owner, counts, quota []in
 		for {
 			pos := at[k]
 			m := r.owners[pos]
-			dist := r.keys[pos] - pkeys[pool[k]]
+			d := r.keys[pos] - key[k]
 			lo, n := start[m], size[m]
 			if n < start[m+1]-lo {
-				held[lo+n], far[lo+n] = k, dist
+				held[lo+n], far[lo+n] = k, d
 				size[m]++
 				if size[m] == start[m+1]-lo {
 					farthest(m)
 				}
 				break
 			}
-			if w := worst[m]; far[w] > dist || far[w] == dist && held[w] > k {
+			if w := worst[m]; far[w] > d || far[w] == d && held[w] > k {
 				held[w], k = k, held[w]
-				far[w] = dist
+				far[w] = d
 				farthest(m)
 			}
-			at[k] = find(at[k] + 1)
+			at[k] = open.next(at[k] + 1)
 		}
 	}
 	for m := range nm {
