@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -527,6 +528,7 @@ func TestScaleThousandMembers(t *testing.T) {
 
 	var joins, leaves []time.Duration
 	all, claims := g.all.Load(), g.claims.Load()
+	cpu := cpuTime(t)
 	for range changes {
 		start := time.Now()
 		g.join()
@@ -540,8 +542,18 @@ func TestScaleThousandMembers(t *testing.T) {
 	n := float64(2 * changes * members)
 	slices.Sort(joins)
 	slices.Sort(leaves)
-	t.Logf("join: %v; leave: %v; requests per member per change %.2f (%.2f without claims)",
-		joins, leaves, float64(g.all.Load()-all)/n, float64(g.all.Load()-all-(g.claims.Load()-claims))/n)
+	t.Logf("join: %v; leave: %v; requests per member per change %.2f (%.2f without claims); CPU of this process per member per change %v",
+		joins, leaves, float64(g.all.Load()-all)/n, float64(g.all.Load()-all-(g.claims.Load()-claims))/n,
+		((cpuTime(t) - cpu) / time.Duration(n)).Round(time.Microsecond))
 	closed := closeGroup(g, batch)
 	t.Logf("closed in %v", closed.Round(time.Millisecond))
+}
+
+// cpuTime returns the CPU time, user and system, this process has used.
+func cpuTime(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
