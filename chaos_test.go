@@ -182,6 +182,7 @@ type chaosMember struct {
 	stopping bool
 	alloc    *zkalloc.Allocator // nil while down
 	done     chan struct{}      // closed when the consumer of this incarnation ends
+	last     zkalloc.Update     // the last update this incarnation's consumer received
 }
 
 func (c *chaos) config(m *chaosMember) zkalloc.Config {
@@ -217,7 +218,7 @@ func (c *chaos) start(m *chaosMember) {
 		}
 		done := make(chan struct{})
 		m.mu.Lock()
-		m.alloc, m.done, m.stopping = alloc, done, false
+		m.alloc, m.done, m.stopping, m.last = alloc, done, false, zkalloc.Update{}
 		m.mu.Unlock()
 		go c.consume(m, alloc, done, rand.New(rand.NewPCG(c.seed, uint64(m.incs)<<8|uint64(len(m.name)))))
 		ctx, cancel := context.WithTimeout(context.Background(), chaosStartMax)
@@ -245,6 +246,7 @@ func (c *chaos) consume(m *chaosMember, alloc *zkalloc.Allocator, done chan stru
 			continue
 		}
 		seq := c.rec.Received(m.name, u.Generation, u.Members, u.Assigned, u.Revoked)
+		m.last = u
 		m.mu.Unlock()
 		if len(u.Revoked) > 0 && r.IntN(3) == 0 {
 			time.Sleep(time.Duration(r.Int64N(int64(chaosMaxAck)))) // stopping takes the consumer a while
@@ -458,8 +460,8 @@ func (c *chaos) expected() []zkalloc.Partition {
 	return out
 }
 
-// waitConverged waits until every member's newest snapshot agrees on one
-// generation and splits the expected set exactly.
+// waitConverged waits until the last updates every member's consumer
+// received agree on one generation and split the expected set exactly.
 func (c *chaos) waitConverged() {
 	c.t.Helper()
 	want := c.expected()
@@ -467,13 +469,14 @@ func (c *chaos) waitConverged() {
 		var gen int64
 		seen := map[zkalloc.Partition]string{}
 		for i, m := range c.members {
+			// What the consumer received and the history recorded, not
+			// Current: the check that follows reads the history.
 			m.mu.Lock()
-			alloc := m.alloc
+			alloc, u := m.alloc, m.last
 			m.mu.Unlock()
 			if alloc == nil {
 				return m.name + " is down"
 			}
-			u := alloc.Current()
 			if i == 0 {
 				gen = u.Generation
 			} else if u.Generation != gen {
