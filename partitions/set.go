@@ -250,14 +250,28 @@ func (s *Set) hasWork() bool {
 func (s *Set) work() error {
 	conn := s.st.Conn
 	if s.seed != nil {
-		if err := write(conn, s.cfg.Paths, false, s.seed); err != nil {
-			if !retryable(err) {
-				return fmt.Errorf("%w: merge seed: %w", errFatal, err)
+		// Every member but the first usually finds its seed stored: read
+		// the set first (publish holds the view back while the seed is
+		// pending) and write only if something is missing, which saves a
+		// round trip on every start.
+		if s.needList {
+			if err := s.readAll(conn); err != nil {
+				return err
 			}
-			return fmt.Errorf("merge seed: %w", err)
+		}
+		if !s.holds(s.seed) {
+			if err := write(conn, s.cfg.Paths, false, s.seed); err != nil {
+				if !retryable(err) {
+					return fmt.Errorf("%w: merge seed: %w", errFatal, err)
+				}
+				return fmt.Errorf("merge seed: %w", err)
+			}
+			s.needList = true
 		}
 		s.seed = nil
-		s.needList = true
+		if !s.needList {
+			s.publish(conn.SessionID())
+		}
 	}
 	for len(s.pending) > 0 {
 		c := s.pending[0]
@@ -315,6 +329,26 @@ func (s *Set) readAll(conn session.Conn) error {
 	s.needList = false
 	s.publish(conn.SessionID())
 	return nil
+}
+
+// holds reports whether the topics read hold every ID of ids, a
+// normalized set; a corrupt topic holds nothing.
+func (s *Set) holds(ids map[string][]int32) bool {
+	for topic, want := range ids {
+		ts, ok := s.topics[topic]
+		if !ok || ts.err != nil {
+			return false
+		}
+		have := ts.ids
+		for _, id := range want {
+			i, found := slices.BinarySearch(have, id)
+			if !found {
+				return false
+			}
+			have = have[i+1:]
+		}
+	}
+	return true
 }
 
 // readDirty re-reads the topics whose watches fired.
@@ -385,6 +419,9 @@ func (s *Set) topicState(name string, r fetched) topicState {
 }
 
 func (s *Set) publish(sessionID int64) {
+	if s.seed != nil {
+		return // not merged yet: the view may lack it
+	}
 	v := View{Zxid: s.dirPzxid, SessionID: sessionID, Reconnects: s.st.Reconnects}
 	n := 0
 	for _, ts := range s.topics {

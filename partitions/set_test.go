@@ -233,3 +233,49 @@ func TestSetBigTopics(t *testing.T) {
 	want = append(want, ps("b", bigger...)...)
 	a.waitParts(want)
 }
+
+// firstView returns the first view m's set publishes.
+func (m *member) firstView() partitions.View {
+	m.t.Helper()
+	select {
+	case v := <-m.set.Views():
+		return v
+	case <-time.After(10 * time.Second):
+		m.t.Fatal("no view")
+	}
+	return partitions.View{}
+}
+
+// A member reads the set before merging its seed, and writes only if
+// something is missing; either way its first view already holds the seed.
+func TestSetFirstViewHoldsSeed(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	paths := zkpath.Group{Root: "/zkalloc", Group: t.Name()}
+	a := startSet(t, []string{srv.Addr()}, paths, map[string][]int32{"t": {0, 1, 2}})
+	if v := a.firstView(); !slices.Equal(v.Parts, ps("t", 0, 1, 2)) {
+		t.Fatalf("first member's first view %v, want its seed", v.Parts)
+	}
+	_, before, err := a.conn.Get(paths.Topic("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	b := startSet(t, []string{srv.Addr()}, paths, map[string][]int32{"t": {1, 2}})
+	if v := b.firstView(); !slices.Equal(v.Parts, ps("t", 0, 1, 2)) {
+		t.Errorf("stored seed: first view %v, want %v", v.Parts, ps("t", 0, 1, 2))
+	}
+	_, after, err := a.conn.Get(paths.Topic("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Version != before.Version {
+		t.Errorf("topic t: version %d after a seed that was stored already, want %d (not written)", after.Version, before.Version)
+	}
+
+	c := startSet(t, []string{srv.Addr()}, paths, map[string][]int32{"t": {2, 3}, "u": {0}})
+	want := append(ps("t", 0, 1, 2, 3), ps("u", 0)...)
+	if v := c.firstView(); !slices.Equal(v.Parts, want) {
+		t.Errorf("partly stored seed: first view %v, want %v", v.Parts, want)
+	}
+}
