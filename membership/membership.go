@@ -55,6 +55,7 @@ type Membership struct {
 	registeredIn int64              // the session our node was created in, 0 if none
 	ownSessions  map[int64]struct{} // every session this actor has had
 	needRegister bool
+	needOwnWatch bool // registered: watch our own node
 	needList     bool
 	watch        <-chan zk.Event // on the member list
 	ownWatch     <-chan zk.Event // on our own node: deleted, or changed, by someone else
@@ -160,25 +161,55 @@ func (m *Membership) work() error {
 			return err
 		}
 		m.needRegister = false
+		m.needOwnWatch = true
 		m.needList = true
 	}
-	if m.needList {
-		names, stat, watch, err := conn.ChildrenW(m.cfg.Paths.Members())
-		if err != nil {
-			if errors.Is(err, zk.ErrNoNode) {
-				m.needRegister = true // the group was deleted under us
-			}
-			return fmt.Errorf("list members: %w", err)
+	if m.needOwnWatch {
+		// Watch our own node and list the members at once: the client
+		// pipelines the two requests, one round trip instead of two on
+		// every start.
+		p, sid := m.cfg.Paths.Member(m.cfg.Member), m.registeredIn
+		var own ownWatch
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			own = watchOwn(conn, p, sid)
+		}()
+		err := m.list(conn)
+		<-done
+		switch {
+		case own.gone:
+			m.needRegister = true // gone or replaced already: the retry looks again
+			return fmt.Errorf("%s changed while registering", p)
+		case own.err != nil:
+			return fmt.Errorf("watch %s: %w", p, own.err)
 		}
-		m.needList = false
-		m.watch = watch
-		slices.Sort(names)
-		if _, found := slices.BinarySearch(names, m.cfg.Member); !found {
-			m.cfg.Logger.Warn("zkalloc: own member node is missing; registering again")
-			m.needRegister = true
-		}
-		m.publish(View{Members: names, Zxid: stat.Pzxid, SessionID: conn.SessionID(), Reconnects: m.st.Reconnects})
+		m.ownWatch, m.needOwnWatch = own.watch, false
+		return err
 	}
+	if m.needList {
+		return m.list(conn)
+	}
+	return nil
+}
+
+// list lists the members, arms the list's watch and publishes the view.
+func (m *Membership) list(conn session.Conn) error {
+	names, stat, watch, err := conn.ChildrenW(m.cfg.Paths.Members())
+	if err != nil {
+		if errors.Is(err, zk.ErrNoNode) {
+			m.needRegister = true // the group was deleted under us
+		}
+		return fmt.Errorf("list members: %w", err)
+	}
+	m.needList = false
+	m.watch = watch
+	slices.Sort(names)
+	if _, found := slices.BinarySearch(names, m.cfg.Member); !found {
+		m.cfg.Logger.Warn("zkalloc: own member node is missing; registering again")
+		m.needRegister = true
+	}
+	m.publish(View{Members: names, Zxid: stat.Pzxid, SessionID: conn.SessionID(), Reconnects: m.st.Reconnects})
 	return nil
 }
 
@@ -195,7 +226,7 @@ func (m *Membership) register(conn session.Conn) error {
 		case err == nil:
 			m.registeredIn = sid
 			m.cfg.Logger.Info("zkalloc: member registered", "session", fmt.Sprintf("%#x", sid))
-			return m.watchOwn(conn, p, sid)
+			return nil
 		case errors.Is(err, zk.ErrNoNode):
 			if err := zkpath.Ensure(conn, m.cfg.Paths.Members()); err != nil {
 				return fmt.Errorf("create %s: %w", m.cfg.Paths.Members(), err)
@@ -211,7 +242,7 @@ func (m *Membership) register(conn session.Conn) error {
 			switch decide(stat.EphemeralOwner, sid, m.ownSessions) {
 			case keep:
 				m.registeredIn = sid
-				return m.watchOwn(conn, p, sid)
+				return nil
 			case replace:
 				m.cfg.Logger.Info("zkalloc: replacing member node left by an earlier session", "owner", fmt.Sprintf("%#x", stat.EphemeralOwner))
 				if err := conn.Delete(p, stat.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
@@ -227,19 +258,26 @@ func (m *Membership) register(conn session.Conn) error {
 	}
 }
 
-// watchOwn arms a watch on our own node, so that its deletion or a
-// change by someone else is noticed at once rather than at the next list.
-func (m *Membership) watchOwn(conn session.Conn, p string, sid int64) error {
+// ownWatch is what [watchOwn] found.
+type ownWatch struct {
+	watch <-chan zk.Event
+	gone  bool // the node is gone or no longer session sid's
+	err   error
+}
+
+// watchOwn arms a watch on our own node p, created in session sid, so that
+// its deletion or a change by someone else is noticed at once rather than
+// at the next list. It changes nothing in the actor, so that it can run
+// alongside a list.
+func watchOwn(conn session.Conn, p string, sid int64) ownWatch {
 	exists, stat, w, err := conn.ExistsW(p)
 	switch {
 	case err != nil:
-		return fmt.Errorf("watch %s: %w", p, err)
+		return ownWatch{err: err}
 	case !exists || stat.EphemeralOwner != sid:
-		m.needRegister = true // gone or replaced already: the retry looks again
-		return fmt.Errorf("%s changed while registering", p)
+		return ownWatch{gone: true}
 	}
-	m.ownWatch = w
-	return nil
+	return ownWatch{watch: w}
 }
 
 // decision is what to do with an existing member node.
