@@ -40,13 +40,19 @@ import (
 // Cost: O(P + 128·M) for hashing, building the ring (a counting sort on
 // the points' top bits) and looking partitions up, plus the proposals of
 // the shed partitions, 2 to 15 percent of P when members hold 1,000 to 10
-// partitions each; about 30 allocations in all, none per partition or
-// per member, and besides the result 12 bytes per partition and 16 to 20
-// per ring point. On a 2-core machine (BenchmarkBalanced) that is about 0.7 ms
-// for 100 members and 10,000 partitions and 10 ms for 1,000 and 100,000,
-// on a fresh group within the time of franz-go's sticky balancer at the
-// larger size and about twice it at the smaller, with a hundredth of its
-// allocations (see bench/RESULTS.md).
+// partitions each. The working memory, 12 bytes per partition, 16 to 20
+// per ring point and a few dozen per shed partition, is pooled between
+// calls (a sync.Pool, which does not keep it for inputs needing over
+// 64 MiB, about 4 million partitions), so a warm call allocates only its
+// result, in about 5 allocations. On a 2-core machine (BenchmarkBalanced,
+// medians) a warm call takes about 16 µs for 10 members and 100
+// partitions, 0.54 ms for 100 and 10,000 and 11 ms for 1,000 and 100,000:
+// less than franz-go's sticky balancer at the smallest size and about 1.2
+// times it at the other two, with a few allocations against its hundreds
+// to thousands (see bench/RESULTS.md, measured separately). A cold call,
+// the first or one after the garbage collector has emptied the pool,
+// allocates its scratch too, about 30 times in all, and takes about
+// 0.07 ms, 1.3 ms and 19 ms, much as before the pool.
 //
 // Movement: the primaries move exactly the leaver's or joiner's share,
 // but their counts vary by about sqrt(P/M) per member, and the shed and
@@ -78,11 +84,14 @@ func (balanced) Assign(members []string, parts []partitions.Partition) (map[stri
 	if len(members) == 0 {
 		return out, errNoMembers(parts)
 	}
-	owner, counts := balancedOwners(members, parts)
+	s := getBalancedScratch()
+	defer putBalancedScratch(s)
+	owner, counts := s.owners(members, parts)
 	// One backing array, cut into shares with no room to grow into the
-	// next; parts are sorted, so each share is too.
+	// next; parts are sorted, so each share is too. The result is fresh
+	// memory: callers keep it, so none of it comes from the scratch.
 	backing := make([]partitions.Partition, len(parts))
-	at := make([]int32, len(members)) // where member i's next partition goes
+	at := resize(&s.next, len(members)) // where member i's next partition goes
 	sum := int32(0)
 	for i, n := range counts {
 		at[i] = sum
@@ -99,20 +108,20 @@ func (balanced) Assign(members []string, parts []partitions.Partition) (map[stri
 	return out, nil
 }
 
-// balancedOwners returns the index in members of each partition's owner,
-// and how many partitions each member owns.
-func balancedOwners(members []string, parts []partitions.Partition) (owner, counts []int32) {
+// owners returns the index in members of each partition's owner, and how
+// many partitions each member owns, both in s's memory.
+func (s *balancedScratch) owners(members []string, parts []partitions.Partition) (owner, counts []int32) {
 	nm := len(members)
-	mkeys := make([]uint64, nm)
+	mkeys := resize(&s.mkeys, nm)
 	for i, m := range members {
 		mkeys[i] = memberKey(m)
 	}
-	r := newRing(mkeys)
+	r := s.newRing(mkeys)
 
-	dist, owner, counts := primaries(r, parts, nm)
-	quota := quotas(mkeys, counts, len(parts))
-	pool := shed(dist, owner, counts, quota)
-	fill(r, parts, pool, owner, counts, quota)
+	dist, owner, counts := s.primaries(r, parts, nm)
+	quota := s.quotas(mkeys, counts, len(parts))
+	pool := s.shed(dist, owner, counts, quota)
+	s.fill(r, parts, pool, owner, counts, quota)
 	return owner, counts
 }
 
@@ -121,11 +130,12 @@ func balancedOwners(members []string, parts []partitions.Partition) (owner, coun
 // partition's, modulo 2^64), which orders shedding, and counts each
 // member's primaries. The points themselves are not kept: only the few
 // partitions that are shed need them again, and fill looks those up anew.
-func primaries(r ring, parts []partitions.Partition, nm int) (dist []uint64, owner, counts []int32) {
+func (s *balancedScratch) primaries(r ring, parts []partitions.Partition, nm int) (dist []uint64, owner, counts []int32) {
 	np := len(parts)
-	dist = make([]uint64, np)
-	owner = make([]int32, np)
-	counts = make([]int32, nm)
+	dist = resize(&s.dist, np)
+	owner = resize(&s.owner, np)
+	counts = resize(&s.counts, nm)
+	clear(counts)
 	var topic uint64
 	for i, p := range parts {
 		if i == 0 || p.Topic != parts[i-1].Topic {
@@ -144,9 +154,9 @@ func primaries(r ring, parts []partitions.Partition, nm int) (dist []uint64, own
 // quotas gives the np mod nm members with the most primary partitions
 // ceil(np/nm) and the others floor(np/nm), breaking ties by member hash
 // and then by name.
-func quotas(mkeys []uint64, counts []int32, np int) []int32 {
+func (s *balancedScratch) quotas(mkeys []uint64, counts []int32, np int) []int32 {
 	nm := len(mkeys)
-	order := make([]int32, nm)
+	order := resize(&s.order, nm)
 	for i := range order {
 		order[i] = int32(i)
 	}
@@ -160,7 +170,7 @@ func quotas(mkeys []uint64, counts []int32, np int) []int32 {
 		return cmp.Compare(a, b)
 	})
 	floor, extra := int32(np/nm), np%nm
-	quota := make([]int32, nm)
+	quota := resize(&s.quota, nm)
 	for rank, m := range order {
 		quota[m] = floor
 		if rank < extra {
@@ -173,16 +183,18 @@ func quotas(mkeys []uint64, counts []int32, np int) []int32 {
 // shed takes from every member over its quota the partitions farthest
 // from their ring point until it is at its quota, lowers counts to match,
 // and returns the taken partitions' indices.
-func shed(dist []uint64, owner, counts, quota []int32) []int32 {
+func (s *balancedScratch) shed(dist []uint64, owner, counts, quota []int32) []int32 {
 	nm := len(counts)
 	// Member m keeps its excess farthest partitions in the heap
 	// cands[start[m]:start[m]+size[m]].
-	start := make([]int32, nm+1)
+	start := resize(&s.shedStart, nm+1)
+	start[0] = 0
 	for m := range nm {
 		start[m+1] = start[m] + max(counts[m]-quota[m], 0)
 	}
-	cands := make([]shedCandidate, start[nm])
-	size := make([]int32, nm)
+	cands := resize(&s.cands, int(start[nm]))
+	size := resize(&s.shedSize, nm)
+	clear(size)
 	for i, o := range owner {
 		lo, hi := start[o], start[o+1]
 		if lo == hi {
@@ -193,7 +205,7 @@ func shed(dist []uint64, owner, counts, quota []int32) []int32 {
 		h.offer(c, int(hi-lo))
 		size[o] = int32(len(h))
 	}
-	pool := make([]int32, len(cands))
+	pool := resize(&s.pool, len(cands))
 	for k, c := range cands {
 		pool[k] = c.part
 	}
@@ -208,7 +220,7 @@ func shed(dist []uint64, owner, counts, quota []int32) []int32 {
 // in clockwise order from its ring point; a member keeps the proposals
 // that travelled least and turns away the rest, which go on to the next.
 // The result does not depend on the order of the pool.
-func fill(r ring, parts []partitions.Partition, pool []int32, owner, counts, quota []int32) {
+func (s *balancedScratch) fill(r ring, parts []partitions.Partition, pool []int32, owner, counts, quota []int32) {
 	if len(pool) == 0 {
 		return
 	}
@@ -216,13 +228,14 @@ func fill(r ring, parts []partitions.Partition, pool []int32, owner, counts, quo
 	// The ring points whose member is under quota. There is at least one,
 	// since the pool is not empty, and the pool's partitions propose only
 	// to them.
-	under := make([]uint64, nm) // 1 if member m is under quota, else 0
+	under := resize(&s.under, nm) // 1 if member m is under quota, else 0
 	for m := range nm {
+		under[m] = 0
 		if counts[m] < quota[m] {
 			under[m] = 1
 		}
 	}
-	open := newPointSet(r.len())
+	open := pointSet{words: resize(&s.openWords, int(r.len()+63)/64), n: r.len()}
 	for w := range open.words {
 		// A word at a time, in a register, and without a branch per
 		// point, since about half the members are under quota.
@@ -234,24 +247,26 @@ func fill(r ring, parts []partitions.Partition, pool []int32, owner, counts, quo
 	}
 	// held[start[m]:start[m]+size[m]] are the proposals member m holds,
 	// as indexes into pool, with the distance each travelled in far.
-	start := make([]int32, nm+1)
+	start := resize(&s.fillStart, nm+1)
+	start[0] = 0
 	for m := range nm {
 		start[m+1] = start[m] + max(quota[m]-counts[m], 0)
 	}
-	size := make([]int32, nm)
-	held := make([]int32, start[nm])
-	far := make([]uint64, start[nm])
-	key := make([]uint64, len(pool)) // each pooled partition's key
-	at := make([]int32, len(pool))   // ring point each pooled partition is proposing at
-	queue := make([]int32, len(pool))
+	size := resize(&s.fillSize, nm)
+	clear(size)
+	held := resize(&s.held, int(start[nm]))
+	far := resize(&s.far, int(start[nm]))
+	key := resize(&s.key, len(pool)) // each pooled partition's key
+	at := resize(&s.at, len(pool))   // ring point each pooled partition is proposing at
+	queue := resize(&s.queue, len(pool))
 	for k, p := range pool {
 		key[k] = partitionKey(fnv1a64(parts[p].Topic), parts[p].ID)
 		at[k] = open.next(r.successor(key[k]))
 		queue[k] = int32(k)
 	}
-	// worst[m] is the position in held of m's farthest proposal, kept
-	// once m is full.
-	worst := make([]int32, nm)
+	// worst[m] is the position in held of m's farthest proposal, set
+	// when m becomes full and read only after.
+	worst := resize(&s.worst, nm)
 	farthest := func(m int32) {
 		lo, w := start[m], start[m]
 		for j := lo + 1; j < lo+size[m]; j++ {

@@ -21,18 +21,20 @@ type ring struct {
 // len returns the number of points, without the sentinel.
 func (r ring) len() int32 { return int32(len(r.owners)) }
 
-func newRing(mkeys []uint64) ring {
+// newRing builds the ring of the members of keys mkeys in s's memory.
+func (s *balancedScratch) newRing(mkeys []uint64) ring {
 	n := len(mkeys) * vnodesPerMember
 	// Between half a point and one point per bucket, so that most
 	// lookups find their successor at the start of their bucket or the
 	// next point.
 	b := max(bits.Len(uint(n)), 1)
 	r := ring{
-		keys:   make([]uint64, n+1),
-		owners: make([]int32, n),
+		keys:   resize(&s.ringKeys, n+1),
+		owners: resize(&s.ringOwners, n),
 		shift:  uint(64 - b),
-		start:  make([]int32, 1<<b+1),
+		start:  resize(&s.ringStart, 1<<b+1),
 	}
+	clear(r.start) // the counting sort's counts
 	r.keys[n] = math.MaxUint64
 	// Counting sort on the top b bits, then one insertion sort over the
 	// whole ring, which moves points only within their bucket.
@@ -104,10 +106,6 @@ func below(a, b uint64) int32 {
 type pointSet struct {
 	words []uint64
 	n     int32 // positions are 0 to n-1
-}
-
-func newPointSet(n int32) pointSet {
-	return pointSet{words: make([]uint64, (n+63)/64), n: n}
 }
 
 // next returns the first position in s at or after i, wrapping around to

@@ -1,0 +1,39 @@
+package rebalance
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/zkalloc/zkalloc/partitions"
+)
+
+// TestBalancedScratchBytes checks that bytes counts every slice of
+// balancedScratch, so that the cap on what goes back to the pool holds
+// when a field is added.
+func TestBalancedScratchBytes(t *testing.T) {
+	t.Parallel()
+	members := []string{"a", "b", "c", "d", "e"}
+	parts := make([]partitions.Partition, 1000)
+	for i := range parts {
+		parts[i] = partitions.Partition{Topic: "t", ID: int32(i)}
+	}
+	s := new(balancedScratch)
+	s.owners(members, parts)
+	resize(&s.next, len(members))
+
+	want := 0
+	v := reflect.ValueOf(s).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if f.Kind() != reflect.Slice {
+			t.Fatalf("field %s is a %s, not a slice: count it in bytes and here", v.Type().Field(i).Name, f.Kind())
+		}
+		if f.Cap() == 0 {
+			t.Errorf("field %s is unused by a call with shed partitions", v.Type().Field(i).Name)
+		}
+		want += f.Cap() * int(f.Type().Elem().Size())
+	}
+	if got := s.bytes(); got != want {
+		t.Errorf("bytes() = %d, want %d", got, want)
+	}
+}
