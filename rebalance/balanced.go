@@ -52,7 +52,7 @@ import (
 // to thousands (see bench/RESULTS.md, measured separately). A cold call,
 // the first or one after the garbage collector has emptied the pool,
 // allocates its scratch too, about 30 times in all, and takes about
-// 0.07 ms, 1.3 ms and 19 ms, much as before the pool.
+// 0.07 ms, 1.3 ms and 19 ms.
 //
 // Movement: the primaries move exactly the leaver's or joiner's share,
 // but their counts vary by about sqrt(P/M) per member, and the shed and
