@@ -242,3 +242,24 @@ func TestComputeRejectsInvalidAssignments(t *testing.T) {
 		}
 	}
 }
+
+// Validation looks positions up without a search in topics whose IDs are
+// consecutive; IDs outside them, or in the gaps of a sparse topic, must
+// still be caught.
+func TestComputeRejectsInventedIDs(t *testing.T) {
+	t.Parallel()
+	s0, s2 := partitions.Partition{Topic: "s", ID: 0}, partitions.Partition{Topic: "s", ID: 2}
+	t0, t1 := partitions.Partition{Topic: "t", ID: 0}, partitions.Partition{Topic: "t", ID: 1}
+	members, parts := []string{"a"}, []partitions.Partition{s0, s2, t0, t1}
+	for _, invented := range []partitions.Partition{{Topic: "s", ID: 1}, {Topic: "s", ID: 3}, {Topic: "t", ID: 2}, {Topic: "t", ID: 1 << 30}} {
+		got := map[string][]partitions.Partition{"a": {s0, s2, t0, t1, invented}}
+		partitions.Sort(got["a"])
+		_, err := rebalance.Compute(fixed{out: got}, members, parts)
+		if want := "unknown partition " + invented.String(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s invented: Compute() = %v, want an error containing %q", invented, err, want)
+		}
+	}
+	if _, err := rebalance.Compute(fixed{out: map[string][]partitions.Partition{"a": {t1, s2, t0, s0}}}, members, parts); err != nil {
+		t.Errorf("every partition once, unsorted: Compute() = %v", err)
+	}
+}
