@@ -87,10 +87,10 @@ type Actor struct {
 	releaseAt  time.Time   // when the next release timeout is due; zero if none
 	seq        uint64
 	desiredSeq uint64
-	firstSeq   uint64               // the first Desired of the current session epoch
-	lastWant   []Partition          // the newest Desired's Want
-	wantSince  map[Partition]uint64 // for each partition in lastWant, the Desired.Seq since which it has been wanted
-	primed     bool                 // the first assignment has been published
+	firstSeq   uint64      // the first Desired of the current session epoch
+	lastWant   []Partition // the newest Desired's Want, sorted
+	wantSince  []uint64    // wantSince[i]: the Desired.Seq since which lastWant[i] has been wanted
+	primed     bool        // the first assignment has been published
 }
 
 // New returns a rebalance actor; it starts nothing.
@@ -102,13 +102,12 @@ func New(cfg Config) *Actor {
 		cfg.Clock = actor.RealClock()
 	}
 	return &Actor{
-		cfg:       cfg,
-		out:       actor.NewOutbox[Update](),
-		ready:     make(chan struct{}),
-		acks:      newAcks(),
-		ho:        newHandoff(cfg.ReleaseTimeout),
-		wantSince: make(map[Partition]uint64),
-		settle:    debouncer{settle: cfg.Settle},
+		cfg:    cfg,
+		out:    actor.NewOutbox[Update](),
+		ready:  make(chan struct{}),
+		acks:   newAcks(),
+		ho:     newHandoff(cfg.ReleaseTimeout),
+		settle: debouncer{settle: cfg.Settle},
 	}
 }
 
@@ -348,16 +347,7 @@ func (a *Actor) reconcile(reason string) {
 		if a.firstSeq == 0 {
 			a.firstSeq = a.desiredSeq
 		}
-		for _, p := range want {
-			if _, ok := a.wantSince[p]; !ok {
-				a.wantSince[p] = a.desiredSeq
-			}
-		}
-		for p := range a.wantSince {
-			if _, found := slices.BinarySearchFunc(want, p, partitions.Compare); !found {
-				delete(a.wantSince, p)
-			}
-		}
+		a.wantSince = wantedSince(a.lastWant, a.wantSince, want, a.desiredSeq)
 		a.lastWant = want
 		a.cfg.Logger.Debug("zkalloc: claims wanted", "want", len(want), "seq", a.desiredSeq)
 		a.cfg.Desired.Set(Desired{SessionID: a.st.SessionID, Reconnects: a.st.Reconnects, Seq: a.desiredSeq, Want: want})
@@ -377,12 +367,36 @@ func (a *Actor) heldNow() []Partition {
 		return nil
 	}
 	held := make([]Partition, 0, len(a.held.Held))
+	i := 0 // both lists are sorted: walk them together
 	for _, p := range a.held.Held {
-		if since, ok := a.wantSince[p]; ok && a.held.Seq >= since {
+		for i < len(a.lastWant) && partitions.Compare(a.lastWant[i], p) < 0 {
+			i++
+		}
+		if i < len(a.lastWant) && partitions.Compare(a.lastWant[i], p) == 0 && a.held.Seq >= a.wantSince[i] {
 			held = append(held, p)
 		}
 	}
 	return held
+}
+
+// wantedSince returns, for each partition of want (sorted), the Desired.Seq
+// since which it has been wanted without a break: its entry in since
+// (parallel to prev, the previous Want) if it was wanted before, seq if
+// it is new.
+func wantedSince(prev []Partition, since []uint64, want []Partition, seq uint64) []uint64 {
+	out := make([]uint64, len(want))
+	i := 0
+	for j, p := range want {
+		for i < len(prev) && partitions.Compare(prev[i], p) < 0 {
+			i++
+		}
+		if i < len(prev) && partitions.Compare(prev[i], p) == 0 {
+			out[j] = since[i]
+		} else {
+			out[j] = seq
+		}
+	}
+	return out
 }
 
 // publish puts a snapshot assigning assigned, relative to what the

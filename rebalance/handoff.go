@@ -21,7 +21,15 @@ import (
 type handoff struct {
 	releaseTimeout time.Duration
 
-	lastSeq   map[Partition]uint64    // seq of the last delivered Update that assigned the partition
+	// The seq and Assigned of the last delivered Update: every partition
+	// in it is in use. A partition that was delivered before but is not in
+	// it is in use while the seq of the last Update that assigned it is at
+	// least the acked one, kept in gone (partitions that leave the set are
+	// few, so a change costs a merge of two sorted lists, not a map write
+	// per assigned partition).
+	curSeq    uint64
+	cur       []Partition             // sorted; not modified
+	gone      map[Partition]uint64    // seq of the last delivered Update that assigned the partition, for those not in cur
 	acked     uint64                  // the highest seq the consumer acked
 	revokedAt map[Partition]time.Time // held, no longer assigned, not yet released
 	forced    map[Partition]bool      // released by timeout, not yet gone from held
@@ -30,17 +38,23 @@ type handoff struct {
 func newHandoff(releaseTimeout time.Duration) *handoff {
 	return &handoff{
 		releaseTimeout: releaseTimeout,
-		lastSeq:        make(map[Partition]uint64),
+		gone:           make(map[Partition]uint64),
 		revokedAt:      make(map[Partition]time.Time),
 		forced:         make(map[Partition]bool),
 	}
 }
 
-// delivered records that the consumer received Update seq.
+// delivered records that the consumer received Update seq, which assigned
+// the sorted list assigned (kept, not copied: Updates are not modified).
 func (h *handoff) delivered(seq uint64, assigned []Partition) {
-	for _, p := range assigned {
-		h.lastSeq[p] = seq
+	added, removed := diff(h.cur, assigned)
+	for _, p := range removed {
+		h.gone[p] = h.curSeq
 	}
+	for _, p := range added {
+		delete(h.gone, p)
+	}
+	h.cur, h.curSeq = assigned, seq
 }
 
 // ack records that the consumer acked Update seq (and so every earlier
@@ -51,9 +65,9 @@ func (h *handoff) ack(seq uint64) bool {
 	}
 	h.acked = seq
 	freed := false
-	for p, last := range h.lastSeq {
+	for p, last := range h.gone {
 		if last < seq {
-			delete(h.lastSeq, p)
+			delete(h.gone, p)
 			freed = true
 		}
 	}
@@ -62,7 +76,10 @@ func (h *handoff) ack(seq uint64) bool {
 
 // inUse reports whether the consumer may still be working on p.
 func (h *handoff) inUse(p Partition) bool {
-	last, ok := h.lastSeq[p]
+	if _, found := slices.BinarySearchFunc(h.cur, p, partitions.Compare); found {
+		return true // the acked seq is never above the last delivered one
+	}
+	last, ok := h.gone[p]
 	return ok && last >= h.acked
 }
 
