@@ -93,7 +93,7 @@ func (m *Membership) Run(ctx context.Context) error {
 	defer pace.Stop()
 
 	for {
-		if m.st.Status == session.Up && (m.needRegister || m.needList) && pace.Ready() {
+		if m.st.Status == session.Up && (m.needRegister || m.needOwnWatch || m.needList) && pace.Ready() {
 			err := m.work()
 			switch {
 			case errors.Is(err, ErrDuplicateMember):

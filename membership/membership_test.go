@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,7 +44,14 @@ type member struct {
 
 func startMember(t *testing.T, servers []string, name string, data []byte, timeout time.Duration) *member {
 	t.Helper()
-	sess := session.New(session.Config{Servers: servers, Timeout: timeout})
+	return startMemberWrapped(t, servers, name, data, timeout, nil)
+}
+
+// startMemberWrapped is startMember with the session's connection wrapped
+// by wrap, if it is not nil.
+func startMemberWrapped(t *testing.T, servers []string, name string, data []byte, timeout time.Duration, wrap func(session.Conn) session.Conn) *member {
+	t.Helper()
+	sess := session.New(session.Config{Servers: servers, Timeout: timeout, WrapConn: wrap})
 	m := &member{
 		t:     t,
 		name:  name,
@@ -289,10 +297,66 @@ func TestMembershipStopsWhenItsNameIsTaken(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers := []string{srv.Addr()}
-	obs := observe(t, servers)
 	m := startMember(t, servers, "m", nil, 4*time.Second)
 	m.waitSession("up", isUp)
 	m.waitView(listing("m"))
+	takeOver(t, servers, m)
+}
+
+// flakyOwnWatch fails the first watch of the member's own node as if the
+// connection had dropped, and signals watched when one has been armed.
+type flakyOwnWatch struct {
+	session.Conn
+	failed  *atomic.Bool
+	watched chan<- struct{}
+}
+
+func (c flakyOwnWatch) ExistsW(p string) (bool, *zk.Stat, <-chan zk.Event, error) {
+	if p != paths.Member("m") {
+		return c.Conn.ExistsW(p)
+	}
+	if c.failed.CompareAndSwap(false, true) {
+		return false, nil, nil, zk.ErrConnectionClosed
+	}
+	exists, stat, w, err := c.Conn.ExistsW(p)
+	if err == nil {
+		select {
+		case c.watched <- struct{}{}:
+		default:
+		}
+	}
+	return exists, stat, w, err
+}
+
+// The watch on the member's own node goes out with the member list; if
+// it fails while the list succeeds, it is retried, or a takeover of the
+// name would go unnoticed.
+func TestMembershipRetriesItsOwnWatch(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers := []string{srv.Addr()}
+	var failed atomic.Bool
+	watched := make(chan struct{}, 1)
+	m := startMemberWrapped(t, servers, "m", nil, 4*time.Second, func(c session.Conn) session.Conn {
+		return flakyOwnWatch{Conn: c, failed: &failed, watched: watched}
+	})
+	m.waitSession("up", isUp)
+	select {
+	case <-watched:
+	case <-time.After(wait):
+		t.Fatalf("the member's own node was not watched within %v after the first watch failed", wait)
+	}
+	if !failed.Load() {
+		t.Fatal("the first watch did not fail; the test proves nothing")
+	}
+	takeOver(t, servers, m)
+}
+
+// takeOver replaces m's node by another session's and checks that m stops
+// with ErrDuplicateMember.
+func takeOver(t *testing.T, servers []string, m *member) {
+	t.Helper()
+	obs := observe(t, servers)
 	m.failed = true
 
 	if _, err := obs.Conn.Multi(
