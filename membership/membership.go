@@ -93,17 +93,9 @@ func (m *Membership) Run(ctx context.Context) error {
 	defer pace.Stop()
 
 	for {
-		if m.st.Status == session.Up && (m.needRegister || m.needOwnWatch || m.needList) && pace.Ready() {
-			err := m.work()
-			switch {
-			case errors.Is(err, ErrDuplicateMember):
+		if m.st.Status == session.Up && (m.needRegister || m.needOwnWatch || m.needList) {
+			if stop, err := pace.Attempt(ctx, m.cfg.Logger, "membership update", m.work, isDuplicate); stop {
 				return err
-			case err != nil && ctx.Err() != nil:
-				return nil // the connection was closed under us: shutting down
-			case err != nil:
-				m.cfg.Logger.Warn("zkalloc: membership update failed; retrying", "in", pace.Failed(), "err", err)
-			default:
-				pace.Succeeded()
 			}
 		}
 		select {
@@ -212,6 +204,8 @@ func (m *Membership) list(conn session.Conn) error {
 	m.publish(View{Members: names, Zxid: stat.Pzxid, SessionID: conn.SessionID(), Reconnects: m.st.Reconnects})
 	return nil
 }
+
+func isDuplicate(err error) bool { return errors.Is(err, ErrDuplicateMember) }
 
 // register creates the member's ephemeral node in the current session.
 func (m *Membership) register(conn session.Conn) error {

@@ -115,6 +115,8 @@ func New(cfg Config) (*Set, error) {
 // errFatal marks the errors that stop the actor.
 var errFatal = errors.New("partitions: cannot continue")
 
+func isFatal(err error) bool { return errors.Is(err, errFatal) }
+
 // Normalize validates a topic→IDs map (topic names by [ValidateTopic],
 // IDs non-negative) and returns a copy with each topic's IDs sorted and
 // distinct, leaving out topics with no IDs. The error names the topic.
@@ -182,15 +184,9 @@ func (s *Set) Run(ctx context.Context) error {
 	defer pace.Stop()
 
 	for {
-		if s.st.Status == session.Up && pace.Ready() && s.hasWork() {
-			if err := s.work(); errors.Is(err, errFatal) {
+		if s.st.Status == session.Up && s.hasWork() {
+			if stop, err := pace.Attempt(ctx, s.cfg.Logger, "partition set update", s.work, isFatal); stop {
 				return err
-			} else if err != nil && ctx.Err() != nil {
-				return nil // the connection was closed under us: shutting down
-			} else if err != nil {
-				s.cfg.Logger.Warn("zkalloc: partition set update failed; retrying", "in", pace.Failed(), "err", err)
-			} else {
-				pace.Succeeded()
 			}
 		}
 		select {

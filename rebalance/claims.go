@@ -83,13 +83,9 @@ func (c *Claims) Run(ctx context.Context) error {
 	pace := retry.NewPacer(c.cfg.Clock)
 	defer pace.Stop()
 	for {
-		if c.dirty && pace.Ready() && c.st.Status == session.Up {
-			if err := c.work(); err != nil && ctx.Err() != nil {
-				return nil // the connection was closed under us: shutting down
-			} else if err != nil {
-				c.cfg.Logger.Warn("zkalloc: claim update failed; retrying", "in", pace.Failed(), "err", err)
-			} else {
-				pace.Succeeded()
+		if c.dirty && c.st.Status == session.Up {
+			if stop, _ := pace.Attempt(ctx, c.cfg.Logger, "claim update", c.work, nil); stop {
+				return nil // shutting down
 			}
 		}
 		select {

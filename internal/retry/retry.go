@@ -2,6 +2,8 @@
 package retry
 
 import (
+	"context"
+	"log/slog"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -65,3 +67,26 @@ func (p *Pacer) Fired() { p.waiting = false }
 
 // Stop stops the timer.
 func (p *Pacer) Stop() { p.timer.Stop() }
+
+// Attempt runs work if no retry is pending and paces what follows: a
+// success resets the delays; a failure schedules the next attempt and is
+// logged as "zkalloc: <what> failed; retrying". It reports stop when the
+// actor must return: with work's error if fatal says so (fatal may be
+// nil), or with nil if ctx is done, since then the error is the
+// connection closing under an actor that is shutting down.
+func (p *Pacer) Attempt(ctx context.Context, log *slog.Logger, what string, work func() error, fatal func(error) bool) (stop bool, err error) {
+	if !p.Ready() {
+		return false, nil
+	}
+	switch err := work(); {
+	case err == nil:
+		p.Succeeded()
+	case fatal != nil && fatal(err):
+		return true, err
+	case ctx.Err() != nil:
+		return true, nil
+	default:
+		log.Warn("zkalloc: "+what+" failed; retrying", "in", p.Failed(), "err", err)
+	}
+	return false, nil
+}
