@@ -96,32 +96,10 @@ func listing(names ...string) (string, func(membership.View) bool) {
 	return "of " + strings.Join(names, ","), func(v membership.View) bool { return slices.Equal(v.Members, names) }
 }
 
-// observe runs a plain session for the test's own reads and writes and
-// returns its state once it is up.
+// observe runs a plain session for the test's own reads and writes.
 func observe(t *testing.T, servers []string) session.State {
 	t.Helper()
-	sess := session.New(session.Config{Servers: servers, Timeout: 10 * time.Second})
-	probe := sess.Subscribe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- sess.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("observer: Run: %v", err)
-		}
-	})
-	deadline := time.After(wait)
-	for {
-		select {
-		case <-probe.Changed():
-			if st, ok := probe.Take(); ok && isUp(st) {
-				return st
-			}
-		case <-deadline:
-			t.Fatal("observer: no session")
-		}
-	}
+	return actortest.Observe(t, servers, wait)
 }
 
 // checkNode checks that name's member node is ephemeral, owned by owner,

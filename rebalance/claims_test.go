@@ -147,32 +147,10 @@ func (c countingConn) Delete(p string, version int32) error {
 	return c.Conn.Delete(p, version)
 }
 
-// observe runs a plain session for the test's own reads and writes and
-// returns its state once it is up.
+// observe runs a plain session for the test's own reads and writes.
 func observe(t *testing.T, servers []string) session.State {
 	t.Helper()
-	sess := session.New(session.Config{Servers: servers, Timeout: 10 * time.Second})
-	probe := sess.Subscribe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- sess.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("observer: Run: %v", err)
-		}
-	})
-	deadline := time.After(claimWait)
-	for {
-		select {
-		case <-probe.Changed():
-			if st, ok := probe.Take(); ok && st.Status == session.Up {
-				return st
-			}
-		case <-deadline:
-			t.Fatal("observer: no session")
-		}
-	}
+	return actortest.Observe(t, servers, claimWait)
 }
 
 func claimPath(p partitions.Partition) string { return claimPaths.Owners() + "/" + p.String() }

@@ -2,10 +2,12 @@
 package actortest
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/session"
 )
 
 // Await takes values from l into *last until ok(*last) holds and returns
@@ -47,4 +49,25 @@ func AwaitChan[T any](tb testing.TB, ch <-chan T, last *T, within time.Duration,
 		}
 	}
 	return *last
+}
+
+// Observe runs a plain session to servers for a test's own reads and
+// writes and returns its state once it is up, failing tb if it is not
+// within the given time. The session stops when the test ends. Call it
+// from the test's goroutine.
+func Observe(tb testing.TB, servers []string, within time.Duration) session.State {
+	tb.Helper()
+	sess := session.New(session.Config{Servers: servers, Timeout: 10 * time.Second})
+	probe := sess.Subscribe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sess.Run(ctx) }()
+	tb.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			tb.Errorf("observer: Run: %v", err)
+		}
+	})
+	var st session.State
+	return Await(tb, probe, &st, within, "observer session up", func(st session.State) bool { return st.Status == session.Up })
 }
