@@ -167,7 +167,10 @@ func (m *Membership) work() error {
 			defer close(done)
 			own = watchOwn(conn, p, sid)
 		}()
-		err := m.list(conn)
+		var err error
+		if m.needList { // not if only the watch failed last time
+			err = m.list(conn)
+		}
 		<-done
 		switch {
 		case own.gone:

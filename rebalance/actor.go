@@ -82,9 +82,8 @@ type Actor struct {
 	suspendedAt time.Time // when the connection was lost; zero while up
 	keep        bool      // the newest snapshot's partitions may be kept while the target or claims are re-established
 
-	snap       Update      // the newest snapshot
-	delivered  []Partition // Assigned of the last Update the consumer received
-	releaseAt  time.Time   // when the next release timeout is due; zero if none
+	snap       Update    // the newest snapshot
+	releaseAt  time.Time // when the next release timeout is due; zero if none
 	seq        uint64
 	desiredSeq uint64
 	firstSeq   uint64      // the first Desired of the current session epoch
@@ -206,7 +205,6 @@ func (a *Actor) Run(ctx context.Context) error {
 		case a.out.Send() <- a.out.Pending():
 			u := a.out.Pending()
 			a.out.Sent()
-			a.delivered = u.Assigned
 			a.ho.delivered(u.seq, u.Assigned)
 		}
 	}
@@ -403,7 +401,7 @@ func wantedSince(prev []Partition, since []uint64, want []Partition, seq uint64)
 // consumer last received.
 func (a *Actor) publish(assigned []Partition, gen int64, members []string, reason string) {
 	a.seq++
-	added, revoked := diff(a.delivered, assigned)
+	added, revoked := diff(a.ho.cur, assigned) // relative to what the consumer last received
 	u := Update{
 		Generation: gen,
 		Members:    members,

@@ -28,7 +28,7 @@ type handoff struct {
 	// few, so a change costs a merge of two sorted lists, not a map write
 	// per assigned partition).
 	curSeq    uint64
-	cur       []Partition             // sorted; not modified
+	cur       []Partition             // Assigned of the last Update the consumer received, sorted; not modified
 	gone      map[Partition]uint64    // seq of the last delivered Update that assigned the partition, for those not in cur
 	acked     uint64                  // the highest seq the consumer acked
 	revokedAt map[Partition]time.Time // held, no longer assigned, not yet released
