@@ -44,28 +44,32 @@ import (
 // per ring point and a few dozen per shed partition, is pooled between
 // calls (a sync.Pool, which does not keep it for inputs needing over
 // 64 MiB, about 4 million partitions), so a warm call allocates only its
-// result, in about 5 allocations. On a 2-core machine (BenchmarkBalanced,
-// medians) a warm call takes about 16 µs for 10 members and 100
-// partitions, 0.54 ms for 100 and 10,000 and 11 ms for 1,000 and 100,000:
-// less than franz-go's sticky balancer at the smallest size and about 1.2
-// times it at the other two, with a few allocations against its hundreds
-// to thousands (see bench/RESULTS.md, measured separately). A cold call,
-// the first or one after the garbage collector has emptied the pool,
-// allocates its scratch too, about 30 times in all, and takes about
-// 0.07 ms, 1.3 ms and 19 ms.
+// result, in 6 to 8 allocations. On a 2-core machine (bench/RESULTS.md,
+// measured 2026-12-01, calls in a loop) a warm call takes about 14 µs
+// for 10 members and 100 partitions, 0.4 ms for 100 and 10,000 and 10 ms
+// for 1,000 and 100,000, about as long as franz-go's sticky balancer on
+// the same fresh input (20 µs, 0.49 ms and 11 ms in that run; run-to-run
+// noise there is about 30%), with 6 to 8 allocations against its
+// hundreds to thousands. A cold call, the first or one after the garbage
+// collector has emptied the pool, allocates its scratch too, about 30
+// times in all, and takes about 0.07 ms, 1.3 ms and 19 ms.
 //
 // Movement: the primaries move exactly the leaver's or joiner's share,
 // but their counts vary by about sqrt(P/M) per member, and the shed and
 // filled partitions change with every quota, so the fewer partitions a
 // member holds relative to the number of members, the further Balanced is
-// from the minimum. Over random joins and leaves (TestBalancedMovement and
-// BenchmarkBalancedMovement), the partitions moved are on average 1.1
-// times [MinMoves] (1.3 at worst) for 10 members with 1,000 partitions
-// each, 1.3 to 1.8 times for 10 members with 10 to 100 each, about 2.2
-// times for 100 members with 100 each and 4.2 times for 1,000 members with
-// 100 each; [RoundRobin] moves nearly all partitions. No stateless strategy reaches the minimum every
-// time: when P/(M+1) is below 2, a joiner that is given ceil(P/(M+1))
-// partitions alone moves twice the minimum.
+// from the minimum, and the more members there are, the longer the
+// chains of quota changes a join or leave sets off. Over random joins and
+// leaves (TestBalancedMovement, BenchmarkBalancedMovement), the
+// partitions moved are on average about 1.15 times [MinMoves] for 10
+// members with 1,000 partitions each, 1.2 to 1.4 for 5 to 20 members with
+// 50 to 200 each, 1.6 for 50 members with 500 each, 1.9 for 100 members
+// with 1,000 each, 1.7 to 2.2 when members hold about as many partitions
+// as there are members (10x100 to 100x10,000) and about 4 times for 1,000
+// members with 100 each; [RoundRobin] moves nearly all partitions. No
+// stateless strategy reaches the minimum every time: when P/(M+1) is
+// below 2, a joiner that is given ceil(P/(M+1)) partitions alone moves
+// twice the minimum.
 //
 // Balanced is safe for concurrent use.
 var Balanced Strategy = balanced{}
