@@ -75,6 +75,7 @@ func TestBalancedMovement(t *testing.T) {
 		{30, 3000, 10, 1.8, 2.0},
 		{50, 1000, 10, 2.7, 3.8},
 		{100, 10000, 10, 2.5, 2.8},
+		{50, 25000, 10, 1.8, 2.1},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%dx%d", tt.members, tt.parts), func(t *testing.T) {
