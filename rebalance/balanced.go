@@ -2,6 +2,7 @@ package rebalance
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 
 	"github.com/zkalloc/zkalloc/partitions"
@@ -38,21 +39,23 @@ import (
 //     order.
 //
 // Cost: O(P + 128·M) for hashing, building the ring (a counting sort on
-// the points' top bits) and looking partitions up, plus the proposals of
-// the shed partitions, 2 to 15 percent of P when members hold 1,000 to 10
-// partitions each. The working memory, 12 bytes per partition, 16 to 20
-// per ring point and a few dozen per shed partition, is pooled between
+// the points' top bits) and looking partitions up (in the order of their
+// keys' top bits, another counting sort, so that the walk over a ring
+// bigger than the cache is nearly sequential), plus the proposals of the
+// shed partitions, 2 to 15 percent of P when members hold 1,000 to 10
+// partitions each. The working memory, about 24 bytes per partition, 16 to
+// 20 per ring point and a few dozen per shed partition, is pooled between
 // calls (a sync.Pool, which does not keep it for inputs needing over
-// 64 MiB, about 4 million partitions), so a warm call allocates only its
+// 64 MiB, about 2.5 million partitions), so a warm call allocates only its
 // result, in 6 to 8 allocations. On a 2-core machine (bench/RESULTS.md,
-// measured 2026-12-01, calls in a loop) a warm call takes about 14 µs
-// for 10 members and 100 partitions, 0.4 ms for 100 and 10,000 and 10 ms
-// for 1,000 and 100,000, about as long as franz-go's sticky balancer on
-// the same fresh input (20 µs, 0.49 ms and 11 ms in that run; run-to-run
-// noise there is about 30%), with 6 to 8 allocations against its
-// hundreds to thousands. A cold call, the first or one after the garbage
-// collector has emptied the pool, allocates its scratch too, about 30
-// times in all, and takes about 0.07 ms, 1.3 ms and 19 ms.
+// measured 2026-12-01, calls in a loop) a warm call takes about 14 µs for
+// 10 members and 100 partitions, 0.4 ms for 100 and 10,000 and 10 ms for
+// 1,000 and 100,000, about as long as franz-go's sticky balancer on the
+// same fresh input (20 µs, 0.49 ms and 11 ms in that run; run-to-run noise
+// there is about 30%), with 6 to 8 allocations against its hundreds to
+// thousands. A cold call, the first or one after the garbage collector has
+// emptied the pool, allocates its scratch too, about 30 times in all, and
+// takes about 0.07 ms, 1.3 ms and 19 ms.
 //
 // Movement: the primaries move exactly the leaver's or joiner's share,
 // but their counts vary by about sqrt(P/M) per member, and the shed and
@@ -140,12 +143,35 @@ func (s *balancedScratch) primaries(r ring, parts []partitions.Partition, nm int
 	owner = resize(&s.owner, np)
 	counts = resize(&s.counts, nm)
 	clear(counts)
+	// Look the partitions up in the order of their keys' top bits, so
+	// that the walk over the ring is nearly sequential: in input order
+	// every lookup is a cache miss once the ring outgrows the cache.
+	// dist holds each partition's key until its distance replaces it.
 	var topic uint64
 	for i, p := range parts {
 		if i == 0 || p.Topic != parts[i-1].Topic {
 			topic = fnv1a64(p.Topic)
 		}
-		k := partitionKey(topic, p.ID)
+		dist[i] = partitionKey(topic, p.ID)
+	}
+	b := max(bits.Len(uint(np)), 1)
+	shift := uint(64 - b)
+	start := resize(&s.keyStart, 1<<b+1)
+	clear(start)
+	for _, k := range dist {
+		start[k>>shift+1]++
+	}
+	for i := 1; i < len(start); i++ {
+		start[i] += start[i-1]
+	}
+	byKey := resize(&s.byKey, np)
+	for i, k := range dist {
+		at := start[k>>shift]
+		start[k>>shift]++
+		byKey[at] = int32(i)
+	}
+	for _, i := range byKey {
+		k := dist[i]
 		at := r.successor(k)
 		dist[i] = r.keys[at] - k
 		o := r.owners[at]

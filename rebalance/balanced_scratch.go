@@ -28,6 +28,8 @@ type balancedScratch struct {
 	dist      []uint64 // each partition's distance to its primary point
 	owner     []int32  // each partition's owner
 	counts    []int32  // each member's partition count
+	keyStart  []int32  // the partitions' counting sort by key
+	byKey     []int32  // partitions by their keys' top bits
 	order     []int32  // members by rank for the quotas
 	quota     []int32  // each member's quota
 	shedStart []int32
@@ -51,7 +53,7 @@ type balancedScratch struct {
 }
 
 // maxPooledScratch is the most memory a balancedScratch may hold and still
-// go back to the pool, about what 1,000 members and 4 million partitions
+// go back to the pool, about what 1,000 members and 2.5 million partitions
 // need. A larger one is left to the garbage collector, so that one huge
 // call does not keep its memory for ever through smaller calls that reuse
 // it.
@@ -73,7 +75,7 @@ func putBalancedScratch(s *balancedScratch) {
 func (s *balancedScratch) bytes() int {
 	const u64, i32 = 8, 4
 	return u64*(cap(s.mkeys)+cap(s.ringKeys)+cap(s.dist)+cap(s.under)+cap(s.openWords)+cap(s.far)+cap(s.key)) +
-		i32*(cap(s.ringOwners)+cap(s.ringStart)+cap(s.owner)+cap(s.counts)+cap(s.order)+cap(s.quota)+
+		i32*(cap(s.ringOwners)+cap(s.ringStart)+cap(s.owner)+cap(s.counts)+cap(s.keyStart)+cap(s.byKey)+cap(s.order)+cap(s.quota)+
 			cap(s.shedStart)+cap(s.shedSize)+cap(s.pool)+cap(s.fillStart)+cap(s.fillSize)+cap(s.held)+
 			cap(s.at)+cap(s.queue)+cap(s.worst)+cap(s.next)) +
 		int(unsafe.Sizeof(shedCandidate{}))*cap(s.cands)
