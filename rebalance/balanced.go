@@ -49,13 +49,13 @@ import (
 // 64 MiB, about 2.5 million partitions), so a warm call allocates only its
 // result, in 6 to 8 allocations. On a 2-core machine (bench/RESULTS.md,
 // measured 2026-12-01, calls in a loop) a warm call takes about 14 µs for
-// 10 members and 100 partitions, 0.4 ms for 100 and 10,000 and 10 ms for
+// 10 members and 100 partitions, 0.45 ms for 100 and 10,000 and 6.5 ms for
 // 1,000 and 100,000, about as long as franz-go's sticky balancer on the
-// same fresh input (20 µs, 0.49 ms and 11 ms in that run; run-to-run noise
-// there is about 30%), with 6 to 8 allocations against its hundreds to
-// thousands. A cold call, the first or one after the garbage collector has
-// emptied the pool, allocates its scratch too, about 30 times in all, and
-// takes about 0.07 ms, 1.3 ms and 19 ms.
+// same fresh input or less (23 µs, 0.47 ms and 8.7 ms in that run;
+// run-to-run noise there is about 30%), with 6 to 8 allocations against its
+// hundreds to thousands. A cold call, the first or one after the garbage
+// collector has emptied the pool, allocates its scratch too, about 35
+// times in all, and takes about 0.05 ms, 1.2 ms and 11 ms.
 //
 // Movement: the primaries move exactly the leaver's or joiner's share,
 // but their counts vary by about sqrt(P/M) per member, and the shed and
