@@ -41,8 +41,9 @@ type ClaimsConfig struct {
 // and created again; one held by another session is waited out with a
 // watch, never polled and never given up on, for as long as it is wanted.
 // A create whose outcome is unknown (the connection dropped) is checked by
-// reading the node, not assumed, and released if it is no longer wanted. A release reads the node first and never
-// deletes one that is not the current session's.
+// reading the node, not assumed, and released if it is no longer wanted.
+// A release reads the node first and never deletes one that is not the
+// current session's.
 type Claims struct {
 	cfg ClaimsConfig
 
