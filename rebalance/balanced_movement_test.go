@@ -96,7 +96,7 @@ func TestBalancedMovement(t *testing.T) {
 // worst ratio of partitions moved to rebalance.MinMoves over 20 random
 // joins and leaves per iteration.
 func BenchmarkBalancedMovement(b *testing.B) {
-	for _, c := range []struct{ members, parts int }{{100, 10_000}, {1_000, 100_000}} {
+	for _, c := range []struct{ members, parts int }{{100, 10_000}, {100, 100_000}, {1_000, 100_000}} {
 		b.Run(fmt.Sprintf("%dx%d", c.members, c.parts), func(b *testing.B) {
 			var mean, worst float64
 			seed := uint64(0)
