@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -146,12 +147,48 @@ func decodeConnect(b []byte) (connectResponse, bool) {
 	return r, true
 }
 
-// contactConn records, on c, every reply read through it.
+// contactConn records, on c, every reply read through it, and bounds the
+// handshake.
+//
+// The client (v1.0.4) waits for the answer to its connect request for ten
+// times its receive timeout, 6.7 session timeouts, and nothing, not even
+// Close, interrupts that wait. A server that accepts a connection and never
+// answers it (seen when a connection arrives while a server restarts)
+// would hold the client that long, far past the session's expiry. Until
+// the connect response has been read, every deadline the client sets is
+// brought forward to handshake from now, so that it gives up on such a
+// connection and dials again in time to resume the session.
 type contactConn struct {
 	net.Conn
-	contact *contact
-	now     func() time.Time
-	frames  frameReader // used only by the client's single reading goroutine
+	contact   *contact
+	now       func() time.Time
+	frames    frameReader // used only by the client's single reading goroutine
+	handshake time.Duration
+	answered  atomic.Bool // the connect response has been read
+}
+
+func (c *contactConn) SetDeadline(t time.Time) error { return c.Conn.SetDeadline(c.bound(t)) }
+
+func (c *contactConn) SetReadDeadline(t time.Time) error {
+	return c.Conn.SetReadDeadline(c.bound(t))
+}
+
+func (c *contactConn) SetWriteDeadline(t time.Time) error {
+	return c.Conn.SetWriteDeadline(c.bound(t))
+}
+
+// bound returns t, or during the handshake the earlier of t and handshake
+// from now; the zero time (no deadline) counts as later than any. It uses
+// the real clock, as the connection's deadlines do.
+func (c *contactConn) bound(t time.Time) time.Time {
+	if c.answered.Load() {
+		return t
+	}
+	limit := time.Now().Add(c.handshake)
+	if t.IsZero() || t.After(limit) {
+		return limit
+	}
+	return t
 }
 
 func (c *contactConn) Read(p []byte) (int, error) {
@@ -160,6 +197,7 @@ func (c *contactConn) Read(p []byte) (int, error) {
 		c.frames.feed(p[:n], func(e frameEvent) {
 			switch {
 			case e.connect != nil:
+				c.answered.Store(true)
 				c.contact.connected(c.now(), *e.connect)
 			case e.reply:
 				c.contact.replied(c.now())

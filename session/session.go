@@ -23,6 +23,13 @@ import (
 // for the consumer to stop.
 const leaseFraction = 0.8
 
+// handshakeFraction of the session timeout bounds the wait for the answer
+// to a connect request (see contactConn), so that the client gives up on a
+// connection that is never answered early enough to dial again (it pauses
+// a second after trying every server) and resume the session before it
+// expires.
+const handshakeFraction = 1.0 / 3
+
 // Config configures a [Session]. Servers is required; zero values of the
 // other fields mean their defaults.
 type Config struct {
@@ -195,7 +202,7 @@ func (s *Session) dial(network, address string, timeout time.Duration) (net.Conn
 		delete(s.conns, old)
 	}
 	s.conns[c] = struct{}{}
-	return &contactConn{Conn: c, contact: &s.contact, now: s.cfg.Clock.Now}, nil
+	return &contactConn{Conn: c, contact: &s.contact, now: s.cfg.Clock.Now, handshake: time.Duration(handshakeFraction * float64(s.cfg.Timeout))}, nil
 }
 
 // Bounds on the steps of shutdown; see [Session.shutdown]. They measure

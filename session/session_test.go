@@ -3,7 +3,9 @@ package session_test
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -33,7 +35,14 @@ func (w *watcher) waitFor(what string, within time.Duration, ok func(session.Sta
 // stop function that cancels it and returns how long Run took to return.
 func run(t *testing.T, servers []string, timeout time.Duration) (*session.Session, *watcher, func() time.Duration) {
 	t.Helper()
-	s := session.New(session.Config{Servers: servers, Timeout: timeout, Logger: slog.New(slog.DiscardHandler)})
+	return runConfig(t, session.Config{Servers: servers, Timeout: timeout})
+}
+
+// runConfig is run with a whole config; its logs are discarded.
+func runConfig(t *testing.T, cfg session.Config) (*session.Session, *watcher, func() time.Duration) {
+	t.Helper()
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	s := session.New(cfg)
 	w := &watcher{t: t, sub: s.Subscribe()}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -237,4 +246,94 @@ func TestSessionForcedExpiry(t *testing.T) {
 	if exists, _, err := renewed.Conn.Exists("/mine"); err != nil || exists {
 		t.Errorf("the expired session's node: exists %v, err %v", exists, err)
 	}
+}
+
+// TestSessionResumesPastAnUnansweredHandshake: a server that accepts a
+// connection and never answers the connect request (as during a restart)
+// must not hold the client for the client's own wait of 6.7 session
+// timeouts, long past the session's expiry; the session resumes instead.
+func TestSessionResumesPastAnUnansweredHandshake(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	silent := silentServer(t)
+	var mu sync.Mutex
+	var dials int
+	var first net.Conn
+	dial := func(network, address string, timeout time.Duration) (net.Conn, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		dials++
+		if dials == 2 {
+			address = silent
+		}
+		c, err := net.DialTimeout(network, address, timeout)
+		if dials == 1 {
+			first = c
+		}
+		return c, err
+	}
+	const timeout = 6 * time.Second
+	_, w, _ := runConfig(t, session.Config{Servers: []string{srv.Addr()}, Timeout: timeout, Dialer: dial})
+	up := w.waitFor("up", 10*time.Second, isUp)
+	// The server hears from us now, so it keeps the session for a whole
+	// timeout after the break; the client's next dial reaches the silent
+	// server, its one after that the real one again.
+	if _, _, err := up.Conn.Exists("/"); err != nil {
+		t.Fatal(err)
+	}
+	broke := time.Now()
+	mu.Lock()
+	first.Close()
+	mu.Unlock()
+	again := w.waitFor("up again", timeout, func(st session.State) bool { return isUp(st) && st.Reconnects >= 2 })
+	if again.SessionID != up.SessionID {
+		t.Errorf("session %#x after the unanswered handshake, want %#x resumed", again.SessionID, up.SessionID)
+	}
+	mu.Lock()
+	if dials < 3 {
+		t.Errorf("%d dials; want the silent server tried and then the real one", dials)
+	}
+	mu.Unlock()
+	t.Logf("resumed %v after the break", time.Since(broke).Round(time.Millisecond))
+}
+
+// silentServer listens on loopback and accepts connections, reads what
+// they send and never answers; it stops when the test ends.
+func silentServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, _ = io.Copy(io.Discard, c)
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return ln.Addr().String()
 }

@@ -2,6 +2,7 @@ package zktest_test
 
 import (
 	"fmt"
+	"net"
 	"slices"
 	"sync"
 	"testing"
@@ -15,6 +16,39 @@ import (
 type quietLogger struct{}
 
 func (quietLogger) Printf(string, ...any) {}
+
+// boundedDialer dials connections on which any deadline further away than
+// the session timeout is brought forward to a third of it. Only the
+// client's handshake sets such deadlines (ten times its receive timeout in
+// v1.0.4, which nothing interrupts): a connection accepted while a server
+// restarts can go unanswered, and the client would wait far past the
+// session's expiry. The session package bounds the handshake the same way,
+// by reading the connect response; a threshold is enough here.
+func boundedDialer(timeout time.Duration) zk.Dialer {
+	return func(network, address string, dialTimeout time.Duration) (net.Conn, error) {
+		c, err := net.DialTimeout(network, address, dialTimeout)
+		if err != nil {
+			return nil, err
+		}
+		return boundedConn{Conn: c, timeout: timeout}, nil
+	}
+}
+
+type boundedConn struct {
+	net.Conn
+	timeout time.Duration
+}
+
+func (c boundedConn) bound(t time.Time) time.Time {
+	if now := time.Now(); t.After(now.Add(c.timeout)) {
+		return now.Add(c.timeout / 3)
+	}
+	return t
+}
+
+func (c boundedConn) SetDeadline(t time.Time) error      { return c.Conn.SetDeadline(c.bound(t)) }
+func (c boundedConn) SetReadDeadline(t time.Time) error  { return c.Conn.SetReadDeadline(c.bound(t)) }
+func (c boundedConn) SetWriteDeadline(t time.Time) error { return c.Conn.SetWriteDeadline(c.bound(t)) }
 
 // client is a go-zookeeper connection whose session events are recorded by
 // one goroutine, which ends when the client's event channel is closed:
@@ -33,7 +67,7 @@ type client struct {
 // cleanup that closes the client and waits for its loop to end.
 func connect(t *testing.T, addrs []string, timeout time.Duration) *client {
 	t.Helper()
-	conn, events, err := zk.Connect(addrs, timeout, zk.WithLogger(quietLogger{}))
+	conn, events, err := zk.Connect(addrs, timeout, zk.WithLogger(quietLogger{}), zk.WithDialer(boundedDialer(timeout)))
 	if err != nil {
 		t.Fatal(err)
 	}
