@@ -153,11 +153,11 @@ func decodeConnect(b []byte) (connectResponse, bool) {
 // The client (v1.0.4) waits for the answer to its connect request for ten
 // times its receive timeout, 6.7 session timeouts, and nothing, not even
 // Close, interrupts that wait. A server that accepts a connection and never
-// answers it (seen when a connection arrives while a server restarts)
-// would hold the client that long, far past the session's expiry. Until
-// the connect response has been read, every deadline the client sets is
-// brought forward to handshake from now, so that it gives up on such a
-// connection and dials again in time to resume the session.
+// answers it (as one did in CI for a connection that arrived while it
+// started) would hold the client that long, far past the session's
+// expiry. Until the connect response has been read, every deadline the
+// client sets is brought forward to handshake from now, so that it gives
+// up on such a connection and dials again in time to resume the session.
 type contactConn struct {
 	net.Conn
 	contact   *contact

@@ -202,7 +202,12 @@ func (s *Session) dial(network, address string, timeout time.Duration) (net.Conn
 		delete(s.conns, old)
 	}
 	s.conns[c] = struct{}{}
-	return &contactConn{Conn: c, contact: &s.contact, now: s.cfg.Clock.Now, handshake: time.Duration(handshakeFraction * float64(s.cfg.Timeout))}, nil
+	return &contactConn{
+		Conn:      c,
+		contact:   &s.contact,
+		now:       s.cfg.Clock.Now,
+		handshake: time.Duration(handshakeFraction * float64(s.cfg.Timeout)),
+	}, nil
 }
 
 // Bounds on the steps of shutdown; see [Session.shutdown]. They measure
