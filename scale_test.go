@@ -487,6 +487,11 @@ func TestScaleMemory(t *testing.T) {
 			}
 			t.Logf("%d member(s) of 100,000 partitions started (each with %d claims) in %v, converged after %v; heap in use %.1f MiB per allocator; server: %s",
 				n, 100_000/n, started.Round(time.Millisecond), converged.Round(time.Millisecond), float64(after-before)/float64(n)/(1<<20), serverStats(t, srv))
+			// One more member: about 100,000/(n+1) claims are released,
+			// each after its consumer acked, and created again.
+			start := time.Now()
+			g.join()
+			t.Logf("one more member joined: converged after %v, about %d claims handed off", awaitConverged(t, g, start, 5*time.Minute).Round(time.Millisecond), 100_000/(n+1))
 			closed := closeGroup(g, n)
 			t.Logf("closed in %v; server: %s", closed.Round(time.Millisecond), serverStats(t, srv))
 		})

@@ -146,6 +146,10 @@ func (c countingConn) Delete(p string, version int32) error {
 	c.n.Add(1)
 	return c.Conn.Delete(p, version)
 }
+func (c countingConn) Multi(ops ...any) ([]zk.MultiResponse, error) {
+	c.n.Add(1)
+	return c.Conn.Multi(ops...)
+}
 
 // observe runs a plain session for the test's own reads and writes.
 func observe(t *testing.T, servers []string) session.State {
@@ -444,13 +448,29 @@ type lostReplyConn struct {
 func (c lostReplyConn) Create(p string, data []byte, flags int32, acl []zk.ACL) (string, error) {
 	got, err := c.Conn.Create(p, data, flags, acl)
 	if err == nil && c.lose(p) {
-		select {
-		case c.lost <- struct{}{}:
-		default:
-		}
+		c.signal()
 		return "", zk.ErrConnectionClosed
 	}
 	return got, err
+}
+
+// Multi loses the reply of a multi-operation that creates such a path.
+func (c lostReplyConn) Multi(ops ...any) ([]zk.MultiResponse, error) {
+	res, err := c.Conn.Multi(ops...)
+	for _, op := range ops {
+		if r, ok := op.(*zk.CreateRequest); ok && err == nil && c.lose(r.Path) {
+			c.signal()
+			return nil, zk.ErrConnectionClosed
+		}
+	}
+	return res, err
+}
+
+func (c lostReplyConn) signal() {
+	select {
+	case c.lost <- struct{}{}:
+	default:
+	}
 }
 
 func (c lostReplyConn) ExistsW(p string) (bool, *zk.Stat, <-chan zk.Event, error) {
@@ -498,4 +518,76 @@ func TestClaimsUnknownCreateReleasedWhenNoLongerWanted(t *testing.T) {
 	lose.Store(false)
 	a.waitHeld(holds(d, t0, 0))
 	waitClaimGone(t, obs.Conn, t1[0], claimWait)
+}
+
+// Claims wanted together are created a hundred to a multi-operation; in a
+// group where none exists yet, the first also creates the owners node.
+// Claims held by another session fail their batch and are then waited for
+// one at a time, at the cost of one more request per batch.
+func TestClaimsCreatedInBatches(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers := []string{srv.Addr()}
+	obs := observe(t, servers)
+	ids := make([]int32, 250)
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	want := ps("t", ids...)
+
+	a := startClaimer(t, servers, "a", 4*time.Second)
+	a.waitSession("up", func(st session.State) bool { return st.Status == session.Up })
+	before := a.requests.Load()
+	a.waitHeld(holds(a.want(want...), want, 0))
+	// Three batches that find no owners node, the node and its parents
+	// created one level at a time, the three batches again.
+	if n := a.requests.Load() - before; n > 16 {
+		t.Errorf("claiming %d partitions in a new group took %d requests, want at most 16", len(want), n)
+	}
+	kids, _, err := obs.Conn.Children(claimPaths.Owners())
+	if err != nil || len(kids) != len(want) {
+		t.Fatalf("owners has %d children (%v), want %d", len(kids), err, len(want))
+	}
+	for _, p := range want {
+		checkClaim(t, obs.Conn, p, a.st.SessionID, "a")
+	}
+
+	b := startClaimer(t, servers, "b", 4*time.Second)
+	b.waitSession("up", func(st session.State) bool { return st.Status == session.Up })
+	before = b.requests.Load()
+	db := b.want(want...)
+	b.waitHeld(holds(db, nil, len(want)))
+	if n, most := b.requests.Load()-before, int64(3+2*len(want)); n > most {
+		t.Errorf("waiting for %d claims of another session took %d requests, want at most %d (a failed batch of each hundred, then a create and a watch each)", len(want), n, most)
+	}
+	// Releases read each claim, then delete a hundred to a multi-operation.
+	before = a.requests.Load()
+	a.waitHeld(holds(a.want(), nil, 0))
+	if n, most := a.requests.Load()-before, int64(len(want)+3); n > most {
+		t.Errorf("releasing %d claims took %d requests, want at most %d (a read each, a batch of deletes for each hundred)", len(want), n, most)
+	}
+	b.waitHeld(holds(db, want, 0))
+	for _, p := range want {
+		checkClaim(t, obs.Conn, p, b.st.SessionID, "b")
+	}
+}
+
+// Claims that vanished before their release (an operator deleted them)
+// are simply no longer held: there is nothing of ours left to delete.
+// (Found by TestChaos: a release with nothing to delete crashed the batch
+// code.)
+func TestClaimsReleaseOfVanishedClaims(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	obs := observe(t, []string{srv.Addr()})
+	a := startClaimer(t, []string{srv.Addr()}, "a", 4*time.Second)
+	both := ps("t", 0, 1)
+	a.waitHeld(holds(a.want(both...), both, 0))
+	for _, p := range both {
+		if err := obs.Conn.Delete(claimPath(p), -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.waitHeld(holds(a.want(), nil, 0))
+	a.stop() // reports a crashed actor
 }

@@ -12,12 +12,16 @@ const Limit = 32
 // Do calls f(i) for every i in [0, n), at most Limit at a time, and
 // returns when every call has returned. Each call should write only its
 // own result slot, which the caller reads afterwards.
-func Do(n int, f func(i int)) {
+func Do(n int, f func(i int)) { DoAtMost(n, Limit, f) }
+
+// DoAtMost is [Do] with at most limit calls at a time, for requests that
+// each carry many operations.
+func DoAtMost(n, limit int, f func(i int)) {
 	if n == 1 {
 		f(0)
 		return
 	}
-	slots := make(chan struct{}, Limit) // a semaphore: one slot per call in flight
+	slots := make(chan struct{}, max(limit, 1)) // a semaphore: one slot per call in flight
 	var wg sync.WaitGroup
 	for i := range n {
 		slots <- struct{}{}

@@ -13,25 +13,27 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestDoCallsEachOnceWithinTheLimit(t *testing.T) {
-	for _, n := range []int{0, 1, 2, inflight.Limit, 10 * inflight.Limit} {
-		calls := make([]int, n)
-		var running, most atomic.Int64
-		var mu sync.Mutex
-		inflight.Do(n, func(i int) {
-			now := running.Add(1)
-			mu.Lock()
-			most.Store(max(most.Load(), now))
-			mu.Unlock()
-			calls[i]++
-			running.Add(-1)
-		})
-		for i, c := range calls {
-			if c != 1 {
-				t.Fatalf("n=%d: f(%d) called %d times", n, i, c)
+	for _, limit := range []int{1, 4, inflight.Limit} {
+		for _, n := range []int{0, 1, 2, limit, 10 * limit} {
+			calls := make([]int, n)
+			var running, most atomic.Int64
+			var mu sync.Mutex
+			inflight.DoAtMost(n, limit, func(i int) {
+				now := running.Add(1)
+				mu.Lock()
+				most.Store(max(most.Load(), now))
+				mu.Unlock()
+				calls[i]++
+				running.Add(-1)
+			})
+			for i, c := range calls {
+				if c != 1 {
+					t.Fatalf("limit %d, n=%d: f(%d) called %d times", limit, n, i, c)
+				}
 			}
-		}
-		if most.Load() > inflight.Limit {
-			t.Errorf("n=%d: %d calls at once; the limit is %d", n, most.Load(), inflight.Limit)
+			if most.Load() > int64(limit) {
+				t.Errorf("limit %d, n=%d: %d calls at once", limit, n, most.Load())
+			}
 		}
 	}
 }
