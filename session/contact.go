@@ -158,9 +158,14 @@ func decodeConnect(b []byte) (connectResponse, bool) {
 // expiry. Until the connect response has been read, every deadline the
 // client sets is brought forward to handshake from now, so that it gives
 // up on such a connection and dials again in time to resume the session.
+//
+// It also tells link when the connection is answered, which requests go
+// out on it and when it ends.
 type contactConn struct {
 	net.Conn
 	contact   *contact
+	link      *link
+	gen       uint64 // this connection's number on link
 	now       func() time.Time
 	frames    frameReader // used only by the client's single reading goroutine
 	handshake time.Duration
@@ -199,10 +204,32 @@ func (c *contactConn) Read(p []byte) (int, error) {
 			case e.connect != nil:
 				c.answered.Store(true)
 				c.contact.connected(c.now(), *e.connect)
+				c.link.connected(c.gen, e.connect.sessionID)
 			case e.reply:
 				c.contact.replied(c.now())
 			}
 		})
 	}
+	if err != nil {
+		c.link.ended(c.gen)
+	}
 	return n, err
+}
+
+// Write passes on what the client writes, one whole request per call
+// after the handshake: length, xid, opcode, body.
+func (c *contactConn) Write(p []byte) (int, error) {
+	if c.answered.Load() && len(p) >= 12 {
+		c.link.wrote(c.gen, int32(binary.BigEndian.Uint32(p[8:12])))
+	}
+	n, err := c.Conn.Write(p)
+	if err != nil {
+		c.link.ended(c.gen)
+	}
+	return n, err
+}
+
+func (c *contactConn) Close() error {
+	c.link.ended(c.gen)
+	return c.Conn.Close()
 }

@@ -6,17 +6,21 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// gatedConn is the client as the session hands it out. It refuses new
-// requests once shutdown has begun and lets the session wait for those in
-// flight before it closes the client.
+// gatedConn is the client as the session hands it out. Its requests wait
+// for link to be ready (see [link]); it refuses new ones once shutdown has
+// begun and lets the session wait for those in flight before it closes
+// the client.
 //
-// This works around a deadlock in the client (v1.0.4): a request queued in
-// the same instant as Close is answered once by the queueing code and may
-// be answered twice more when the connection then fails, but its reply
-// channel holds two, so the client's loop blocks forever on the third and
-// never exits. With no request entering during Close, that cannot happen.
+// The refusal works around a deadlock in the client (v1.0.4): a request
+// queued in the same instant as Close is answered once by the queueing
+// code and may be answered twice more when the connection then fails, but
+// its reply channel holds two, so the client's loop blocks forever on the
+// third and never exits. With no request entering during Close, that
+// cannot happen.
 type gatedConn struct {
 	c    *zk.Conn
+	link *link
+	stop chan struct{} // closed when shutdown begins: waiting requests give up
 	mu   sync.Mutex
 	shut bool
 	busy int           // requests in flight
@@ -25,16 +29,23 @@ type gatedConn struct {
 
 var _ Conn = (*gatedConn)(nil)
 
-func newGatedConn(c *zk.Conn) *gatedConn { return &gatedConn{c: c, idle: make(chan struct{})} }
+func newGatedConn(c *zk.Conn, l *link) *gatedConn {
+	return &gatedConn{c: c, link: l, stop: make(chan struct{}), idle: make(chan struct{})}
+}
 
-func (g *gatedConn) enter() bool {
+// enter waits until a request may go to the client and counts it in
+// flight; the caller calls exit when it returns.
+func (g *gatedConn) enter() error {
+	if err := g.link.wait(g.stop); err != nil {
+		return err
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.shut {
-		return false
+		return zk.ErrClosing
 	}
 	g.busy++
-	return true
+	return nil
 }
 
 func (g *gatedConn) exit() {
@@ -53,6 +64,7 @@ func (g *gatedConn) shutdown() <-chan struct{} {
 	defer g.mu.Unlock()
 	if !g.shut {
 		g.shut = true
+		close(g.stop)
 		if g.busy == 0 {
 			close(g.idle)
 		}
@@ -60,83 +72,96 @@ func (g *gatedConn) shutdown() <-chan struct{} {
 	return g.idle
 }
 
+// watched notes a watch set by a request that succeeded.
+func (g *gatedConn) watched(err error) {
+	if err == nil {
+		g.link.watch()
+	}
+}
+
 func (g *gatedConn) SessionID() int64 { return g.c.SessionID() }
 
 func (g *gatedConn) Get(path string) ([]byte, *zk.Stat, error) {
-	if !g.enter() {
-		return nil, nil, zk.ErrClosing
+	if err := g.enter(); err != nil {
+		return nil, nil, err
 	}
 	defer g.exit()
 	return g.c.Get(path)
 }
 
 func (g *gatedConn) GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
-	if !g.enter() {
-		return nil, nil, nil, zk.ErrClosing
+	if err := g.enter(); err != nil {
+		return nil, nil, nil, err
 	}
 	defer g.exit()
-	return g.c.GetW(path)
+	data, stat, ch, err := g.c.GetW(path)
+	g.watched(err)
+	return data, stat, ch, err
 }
 
 func (g *gatedConn) Children(path string) ([]string, *zk.Stat, error) {
-	if !g.enter() {
-		return nil, nil, zk.ErrClosing
+	if err := g.enter(); err != nil {
+		return nil, nil, err
 	}
 	defer g.exit()
 	return g.c.Children(path)
 }
 
 func (g *gatedConn) ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
-	if !g.enter() {
-		return nil, nil, nil, zk.ErrClosing
+	if err := g.enter(); err != nil {
+		return nil, nil, nil, err
 	}
 	defer g.exit()
-	return g.c.ChildrenW(path)
+	kids, stat, ch, err := g.c.ChildrenW(path)
+	g.watched(err)
+	return kids, stat, ch, err
 }
 
 func (g *gatedConn) Exists(path string) (bool, *zk.Stat, error) {
-	if !g.enter() {
-		return false, nil, zk.ErrClosing
+	if err := g.enter(); err != nil {
+		return false, nil, err
 	}
 	defer g.exit()
 	return g.c.Exists(path)
 }
 
 func (g *gatedConn) ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error) {
-	if !g.enter() {
-		return false, nil, nil, zk.ErrClosing
+	if err := g.enter(); err != nil {
+		return false, nil, nil, err
 	}
 	defer g.exit()
-	return g.c.ExistsW(path)
+	ok, stat, ch, err := g.c.ExistsW(path)
+	g.watched(err)
+	return ok, stat, ch, err
 }
 
 func (g *gatedConn) Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
-	if !g.enter() {
-		return "", zk.ErrClosing
+	if err := g.enter(); err != nil {
+		return "", err
 	}
 	defer g.exit()
 	return g.c.Create(path, data, flags, acl)
 }
 
 func (g *gatedConn) Set(path string, data []byte, version int32) (*zk.Stat, error) {
-	if !g.enter() {
-		return nil, zk.ErrClosing
+	if err := g.enter(); err != nil {
+		return nil, err
 	}
 	defer g.exit()
 	return g.c.Set(path, data, version)
 }
 
 func (g *gatedConn) Delete(path string, version int32) error {
-	if !g.enter() {
-		return zk.ErrClosing
+	if err := g.enter(); err != nil {
+		return err
 	}
 	defer g.exit()
 	return g.c.Delete(path, version)
 }
 
 func (g *gatedConn) Multi(ops ...any) ([]zk.MultiResponse, error) {
-	if !g.enter() {
-		return nil, zk.ErrClosing
+	if err := g.enter(); err != nil {
+		return nil, err
 	}
 	defer g.exit()
 	return g.c.Multi(ops...)

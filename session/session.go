@@ -58,6 +58,7 @@ type Session struct {
 	events eventQueue
 
 	contact contact
+	link    *link
 	connsMu sync.Mutex
 	conns   map[net.Conn]struct{} // open connections, closed at shutdown so the client stops at once
 	closing bool                  // shutdown has begun: refuse new connections
@@ -78,7 +79,7 @@ func New(cfg Config) *Session {
 	if cfg.Clock == nil {
 		cfg.Clock = actor.RealClock()
 	}
-	return &Session{cfg: cfg, events: newEventQueue(), conns: make(map[net.Conn]struct{})}
+	return &Session{cfg: cfg, events: newEventQueue(), link: newLink(), conns: make(map[net.Conn]struct{})}
 }
 
 // Subscribe returns a new latest-wins cell that receives every state the
@@ -110,7 +111,7 @@ func (s *Session) Run(ctx context.Context) error {
 		}
 		return err
 	}
-	gate := newGatedConn(client)
+	gate := newGatedConn(client, s.link)
 	defer func() {
 		s.shutdown(client, gate, events)
 		s.state.Status, s.state.Since = Closed, s.cfg.Clock.Now()
@@ -205,6 +206,8 @@ func (s *Session) dial(network, address string, timeout time.Duration) (net.Conn
 	return &contactConn{
 		Conn:      c,
 		contact:   &s.contact,
+		link:      s.link,
+		gen:       s.link.dialed(),
 		now:       s.cfg.Clock.Now,
 		handshake: time.Duration(handshakeFraction * float64(s.cfg.Timeout)),
 	}, nil

@@ -2,10 +2,12 @@ package session_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -336,4 +338,134 @@ func silentServer(t *testing.T) string {
 		wg.Wait()
 	})
 	return ln.Addr().String()
+}
+
+// wireLog records, for every connection the client dials, the opcodes of
+// the requests it writes after the connect request (one request per
+// write).
+type wireLog struct {
+	mu    sync.Mutex
+	conns [][]int32
+}
+
+func (w *wireLog) dial(network, address string, timeout time.Duration) (net.Conn, error) {
+	c, err := net.DialTimeout(network, address, timeout)
+	if err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.conns = append(w.conns, nil)
+	return &loggedConn{Conn: c, log: w, i: len(w.conns) - 1}, nil
+}
+
+// last returns the opcodes written on the latest connection.
+func (w *wireLog) last() []int32 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]int32(nil), w.conns[len(w.conns)-1]...)
+}
+
+type loggedConn struct {
+	net.Conn
+	log    *wireLog
+	i      int
+	writes int
+}
+
+func (c *loggedConn) Write(p []byte) (int, error) {
+	if c.writes++; c.writes > 1 && len(p) >= 12 {
+		c.log.mu.Lock()
+		c.log.conns[c.i] = append(c.log.conns[c.i], int32(binary.BigEndian.Uint32(p[8:12])))
+		c.log.mu.Unlock()
+	}
+	return c.Conn.Write(p)
+}
+
+// Opcodes of the requests the tests below look for.
+const (
+	opGetData    = 4
+	opSetWatches = 101
+)
+
+// cutOff black-holes the session's connection, waits until the session
+// is suspended, starts f (a request, which must wait), lets the
+// connection through again and returns f's error.
+func cutOff(t *testing.T, proxy *zktest.Proxy, w *watcher, timeout time.Duration, f func() error, meanwhile func()) error {
+	t.Helper()
+	proxy.Blackhole(true)
+	w.waitFor("suspended", timeout, func(st session.State) bool { return st.Status == session.Suspended })
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	meanwhile()
+	proxy.Blackhole(false)
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(2 * timeout):
+		t.Fatal("the request never returned")
+		return nil
+	}
+}
+
+// A request made while the connection is down is sent only after the
+// resumed session has re-sent its watches: the client reads the zxid for
+// that unsynchronized with the replies that update it (a data race under
+// -race), and this way no reply can arrive meanwhile.
+func TestSessionRequestsWaitForWatchesResent(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	proxy := zktest.StartProxy(t, srv.Addr())
+	var wire wireLog
+	const timeout = 6 * time.Second
+	_, w, _ := runConfig(t, session.Config{Servers: proxy.Addrs(), Timeout: timeout, Dialer: wire.dial})
+	up := w.waitFor("up", 10*time.Second, isUp)
+	if _, _, _, err := up.Conn.ExistsW("/watched"); err != nil {
+		t.Fatal(err)
+	}
+	err := cutOff(t, proxy, w, timeout, func() error { _, _, err := up.Conn.Get("/"); return err }, func() {})
+	if err != nil {
+		t.Fatalf("Get across the break: %v", err)
+	}
+	again := w.waitFor("up again", timeout, func(st session.State) bool { return isUp(st) && st.Reconnects >= 2 })
+	if again.SessionID != up.SessionID {
+		t.Fatalf("session %#x after the break, want %#x resumed", again.SessionID, up.SessionID)
+	}
+	ops := wire.last()
+	watches, get := slices.Index(ops, opSetWatches), slices.Index(ops, opGetData)
+	if watches < 0 || get < 0 || get < watches {
+		t.Errorf("requests on the resumed connection: %v; want the watches re-sent (%d) before the Get (%d)", ops, opSetWatches, opGetData)
+	}
+}
+
+// A request made while the connection is down, in a session the server
+// then expires, fails: it never runs in the next session.
+func TestSessionRequestOfAnExpiredSessionFails(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	proxy := zktest.StartProxy(t, srv.Addr())
+	const timeout = 4 * time.Second
+	s, w, _ := runConfig(t, session.Config{Servers: proxy.Addrs(), Timeout: timeout})
+	up := w.waitFor("up", 10*time.Second, isUp)
+	id, passwd := s.Credentials()
+	create := func() error {
+		_, err := up.Conn.Create("/late", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		return err
+	}
+	err := cutOff(t, proxy, w, timeout, create, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := zktest.ExpireSession(ctx, srv.Addr(), id, passwd); err != nil {
+			t.Error(err)
+		}
+	})
+	if !errors.Is(err, zk.ErrSessionExpired) {
+		t.Errorf("Create made in the expired session: %v, want zk.ErrSessionExpired", err)
+	}
+	renewed := w.waitFor("up with a new session", 10*time.Second, func(st session.State) bool {
+		return isUp(st) && st.SessionID != up.SessionID
+	})
+	if exists, _, err := renewed.Conn.Exists("/late"); err != nil || exists {
+		t.Errorf("/late: exists %v, err %v; want it never created", exists, err)
+	}
 }

@@ -1,0 +1,170 @@
+package session
+
+import (
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// link holds requests back while the client's connection is not ready for
+// them, as read off the wire by the connection's contactConn. The client
+// (v1.0.4) sends whatever was queued the moment a new connection is up,
+// which does harm twice:
+//
+//   - After the server expired the session, the queued requests run in the
+//     new session. A release that read a claim as ours in the old session
+//     and then deletes it by version could delete another member's claim
+//     of the same version.
+//   - While a resumed session is re-sending its watches, the client reads
+//     the last zxid it saw, unsynchronized, as replies to those requests
+//     update it: a data race (go-zookeeper/zk#35, open since 2020), which
+//     fails any test run with -race that reconnects with watches set.
+//
+// So a request waits here, not in the client, from the moment a connection
+// fails until the next one is ready: its handshake is answered and, if the
+// session resumed with watches set, the client has written the request
+// that re-sends them (or resumeWait has passed, in case every watch had
+// fired). A request that waited for a session that has since ended fails
+// with zk.ErrSessionExpired instead of running in the next one.
+type link struct {
+	mu      sync.Mutex
+	gen     uint64        // the client's current connection, counted from 1
+	open    bool          // requests may go to the client
+	changed chan struct{} // closed, and replaced, whenever open or session changes
+	session int64         // the session of the last connect response; 0 before the first
+	expired bool          // the server said session is gone; no new one yet
+	watched bool          // a watch was set in session
+	timer   *time.Timer   // opens a resumed link if the watches are not re-sent
+	waiting int           // requests waiting, for tests
+}
+
+// resumeWait bounds the wait for a resumed session's watches to be re-sent;
+// it only matters when every watch set in the session had already fired,
+// so that there are none to re-send.
+const resumeWait = 500 * time.Millisecond
+
+func newLink() *link { return &link{changed: make(chan struct{})} }
+
+// dialed notes a new connection and returns its number.
+func (l *link) dialed() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.gen++
+	l.closeLocked()
+	return l.gen
+}
+
+// ended notes that connection gen failed or was closed.
+func (l *link) ended(gen uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if gen == l.gen {
+		l.closeLocked()
+	}
+}
+
+// connected notes the connect response of connection gen: the session it
+// holds, 0 if the server has expired ours.
+func (l *link) connected(gen uint64, session int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if gen != l.gen {
+		return
+	}
+	switch {
+	case session == 0:
+		l.expired = true // the client dials again for a new session
+		l.broadcastLocked()
+	case session != l.session:
+		l.session, l.expired, l.watched = session, false, false
+		l.openLocked() // the client dropped the old session's watches
+	case !l.watched:
+		l.openLocked()
+	default:
+		l.timer = time.AfterFunc(resumeWait, func() { l.rewatched(gen) })
+	}
+}
+
+// wrote notes a request of the given opcode written on connection gen.
+func (l *link) wrote(gen uint64, opcode int32) {
+	if opcode == opSetWatches {
+		l.rewatched(gen)
+	}
+}
+
+// opSetWatches is the opcode of the request that re-sends a session's
+// watches.
+const opSetWatches = 101
+
+// rewatched opens connection gen's link once its watches are re-sent.
+func (l *link) rewatched(gen uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if gen == l.gen && !l.open && l.session != 0 && !l.expired {
+		l.openLocked()
+	}
+}
+
+// watch notes that a watch was set.
+func (l *link) watch() {
+	l.mu.Lock()
+	l.watched = true
+	l.mu.Unlock()
+}
+
+// wait returns nil once requests may go to the client, zk.ErrClosing once
+// stop is closed, or zk.ErrSessionExpired if the session it started
+// waiting in has ended.
+func (l *link) wait(stop <-chan struct{}) error {
+	l.mu.Lock()
+	if l.open {
+		l.mu.Unlock()
+		return nil
+	}
+	session := l.session
+	for {
+		if session != 0 && (l.session != session || l.expired) {
+			l.mu.Unlock()
+			return zk.ErrSessionExpired
+		}
+		if l.open {
+			l.mu.Unlock()
+			return nil
+		}
+		changed := l.changed
+		l.waiting++
+		l.mu.Unlock()
+		select {
+		case <-changed:
+		case <-stop:
+			l.mu.Lock()
+			l.waiting--
+			l.mu.Unlock()
+			return zk.ErrClosing
+		}
+		l.mu.Lock()
+		l.waiting--
+	}
+}
+
+func (l *link) openLocked() {
+	l.open = true
+	l.broadcastLocked()
+}
+
+func (l *link) closeLocked() {
+	if l.timer != nil {
+		l.timer.Stop()
+		l.timer = nil
+	}
+	if l.open {
+		l.open = false
+		l.broadcastLocked()
+	}
+}
+
+func (l *link) broadcastLocked() {
+	close(l.changed)
+	l.changed = make(chan struct{})
+}

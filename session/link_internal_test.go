@@ -1,0 +1,173 @@
+package session
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// waitAsync starts l.wait and returns a channel with its result.
+func waitAsync(l *link, stop <-chan struct{}) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- l.wait(stop) }()
+	return done
+}
+
+// blocked waits until n requests wait on l, and checks that done is
+// still empty.
+func blocked(t *testing.T, l *link, n int, done <-chan error) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		l.mu.Lock()
+		w := l.waiting
+		l.mu.Unlock()
+		if w == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d requests waiting, want %d", w, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("wait returned %v; want it to block", err)
+	default:
+	}
+}
+
+func result(t *testing.T, done <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(5 * time.Second):
+		t.Fatal("wait did not return")
+		return nil
+	}
+}
+
+func TestLinkOpensOnTheFirstSession(t *testing.T) {
+	l := newLink()
+	done := waitAsync(l, nil)
+	gen := l.dialed()
+	blocked(t, l, 1, done)
+	l.connected(gen, 0x10)
+	if err := result(t, done); err != nil {
+		t.Fatalf("wait = %v, want nil once the session is up", err)
+	}
+	if err := l.wait(nil); err != nil {
+		t.Fatalf("wait on an open link = %v", err)
+	}
+}
+
+func TestLinkResumedWithWatchesWaitsForThemResent(t *testing.T) {
+	l := newLink()
+	gen := l.dialed()
+	l.connected(gen, 0x10)
+	l.watch()
+	l.ended(gen)
+	done := waitAsync(l, nil)
+	blocked(t, l, 1, done)
+	gen = l.dialed()
+	l.connected(gen, 0x10) // resumed
+	blocked(t, l, 1, done)
+	l.wrote(gen, 4) // a read: not the watches
+	blocked(t, l, 1, done)
+	l.wrote(gen, opSetWatches)
+	if err := result(t, done); err != nil {
+		t.Fatalf("wait = %v, want nil once the watches are re-sent", err)
+	}
+}
+
+func TestLinkResumedWithoutWatchesOpensAtOnce(t *testing.T) {
+	l := newLink()
+	gen := l.dialed()
+	l.connected(gen, 0x10)
+	l.ended(gen)
+	gen = l.dialed()
+	l.connected(gen, 0x10)
+	if err := result(t, waitAsync(l, nil)); err != nil {
+		t.Fatalf("wait = %v", err)
+	}
+}
+
+func TestLinkResumedOpensAfterResumeWaitIfNoWatchesAreResent(t *testing.T) {
+	l := newLink()
+	gen := l.dialed()
+	l.connected(gen, 0x10)
+	l.watch()
+	l.ended(gen)
+	gen = l.dialed()
+	start := time.Now()
+	l.connected(gen, 0x10)
+	if err := result(t, waitAsync(l, nil)); err != nil {
+		t.Fatalf("wait = %v", err)
+	}
+	if waited := time.Since(start); waited < resumeWait {
+		t.Errorf("opened after %v, want resumeWait (%v)", waited, resumeWait)
+	}
+}
+
+func TestLinkFailsRequestsOfAnExpiredSession(t *testing.T) {
+	l := newLink()
+	gen := l.dialed()
+	l.connected(gen, 0x10)
+	l.ended(gen)
+	done := waitAsync(l, nil)
+	blocked(t, l, 1, done)
+	gen = l.dialed()
+	l.connected(gen, 0) // the server expired 0x10
+	if err := result(t, done); !errors.Is(err, zk.ErrSessionExpired) {
+		t.Fatalf("waiting request: %v, want zk.ErrSessionExpired", err)
+	}
+	if err := l.wait(nil); !errors.Is(err, zk.ErrSessionExpired) {
+		t.Fatalf("request before the new session: %v, want zk.ErrSessionExpired", err)
+	}
+	gen = l.dialed()
+	l.connected(gen, 0x20)
+	if err := l.wait(nil); err != nil {
+		t.Fatalf("request in the new session: %v", err)
+	}
+	// One that waited through a break straight into a new session (the
+	// expiry unseen) fails too.
+	l.ended(gen)
+	done = waitAsync(l, nil)
+	blocked(t, l, 1, done)
+	gen = l.dialed()
+	l.connected(gen, 0x30)
+	if err := result(t, done); !errors.Is(err, zk.ErrSessionExpired) {
+		t.Fatalf("waiting request: %v, want zk.ErrSessionExpired", err)
+	}
+}
+
+func TestLinkIgnoresAnOldConnection(t *testing.T) {
+	l := newLink()
+	old := l.dialed()
+	gen := l.dialed()
+	l.connected(old, 0x10)
+	done := waitAsync(l, nil)
+	blocked(t, l, 1, done)
+	l.connected(gen, 0x10)
+	if err := result(t, done); err != nil {
+		t.Fatal(err)
+	}
+	l.ended(old)
+	if err := result(t, waitAsync(l, nil)); err != nil {
+		t.Fatalf("the current connection is still up: %v", err)
+	}
+}
+
+func TestLinkWaitGivesUpOnStop(t *testing.T) {
+	l := newLink()
+	stop := make(chan struct{})
+	done := waitAsync(l, stop)
+	blocked(t, l, 1, done)
+	close(stop)
+	if err := result(t, done); !errors.Is(err, zk.ErrClosing) {
+		t.Fatalf("wait = %v, want zk.ErrClosing", err)
+	}
+}
