@@ -76,3 +76,24 @@ func TestStartEnsembleRetriesLostPortRace(t *testing.T) {
 		t.Errorf("election port = %d, the taken port", got)
 	}
 }
+
+// Server ports come from below the ephemeral range, where no outgoing
+// connection takes them while a stopped server is down.
+func TestFreePortsAvoidTheEphemeralRange(t *testing.T) {
+	lo, hi := quietPorts()
+	if hi <= lo {
+		t.Skip("the kernel's ephemeral port range is unknown here")
+	}
+	ports, err := freePorts(9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for _, p := range ports {
+		if p < lo || p >= hi || seen[p] {
+			t.Errorf("ports %v: want 9 distinct ones in [%d, %d)", ports, lo, hi)
+			break
+		}
+		seen[p] = true
+	}
+}

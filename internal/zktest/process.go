@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -273,6 +275,12 @@ var pickPorts = freePorts
 
 // freePorts returns n distinct loopback ports that were free a moment ago.
 // All n listeners are open at once so that the ports differ.
+//
+// The ports come from below the kernel's range of ephemeral ports when it
+// can tell that range: a server port from inside it, once the server
+// stops, can become the source port of any outgoing connection (a
+// client's, a proxy's, another server's), and the server could then not
+// bind it again when it restarts, as happened in a chaos run.
 func freePorts(n int) ([]int, error) {
 	ports := make([]int, 0, n)
 	var ls []net.Listener
@@ -281,7 +289,18 @@ func freePorts(n int) ([]int, error) {
 			l.Close()
 		}
 	}()
-	for range n {
+	lo, hi := quietPorts()
+	for tries := 0; len(ports) < n && hi > lo && tries < 100*n; tries++ {
+		port := lo + rand.IntN(hi-lo)
+		if slices.Contains(ports, port) {
+			continue
+		}
+		if l, err := net.Listen("tcp", hostPort(port)); err == nil {
+			ls = append(ls, l)
+			ports = append(ports, port)
+		}
+	}
+	for len(ports) < n {
 		l, err := net.Listen("tcp", loopback+":0")
 		if err != nil {
 			return nil, fmt.Errorf("zktest: pick a free port: %w", err)
@@ -290,6 +309,22 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// quietPorts returns the ports [lo, hi) below the kernel's ephemeral range
+// that freePorts picks from, or an empty range if that range is unknown.
+func quietPorts() (lo, hi int) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, 0
+	}
+	var first, last int
+	if _, err := fmt.Sscan(string(b), &first, &last); err != nil {
+		return 0, 0
+	}
+	hi = first
+	lo = max(hi-12000, 10000)
+	return lo, hi
 }
 
 // hostPort returns "127.0.0.1:port".
