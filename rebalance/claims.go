@@ -109,12 +109,34 @@ func (c *Claims) Run(ctx context.Context) error {
 				c.dirty = true
 			}
 		case f := <-c.watches.C():
-			if p, err := partitions.Parse(f.Key); err == nil {
-				delete(c.waiting, p)
-				c.dirty = true
-			}
+			c.fired(f)
+			c.drainFired()
 		case <-pace.C():
 			pace.Fired()
+		}
+	}
+}
+
+// fired notes that the claim a watch waited on changed: the next attempt
+// tries it again.
+func (c *Claims) fired(f zkwatch.Fired) {
+	if p, err := partitions.Parse(f.Key); err == nil {
+		delete(c.waiting, p)
+		c.dirty = true
+	}
+}
+
+// drainFired takes every other watch that has fired by now, so that one
+// attempt claims them all: a member handing off thousands of partitions
+// releases them a batch at a time, and an attempt per claim, each going
+// over every wanted and held claim, would take minutes.
+func (c *Claims) drainFired() {
+	for {
+		select {
+		case f := <-c.watches.C():
+			c.fired(f)
+		default:
+			return
 		}
 	}
 }

@@ -25,78 +25,50 @@ const (
 // claimBatchesInFlight bounds the multi-operations in flight at once.
 const claimBatchesInFlight = 4
 
-// acquireAll claims ps in batches, and claims one at a time, with
-// [Claims.acquire], the partitions of every batch that failed: a
-// multi-operation is all or nothing, so one claim that exists, held by
-// another session or left by an earlier one of ours, fails its whole batch,
-// and acquire tells those cases apart. A batch whose outcome is unknown
-// (the connection dropped) is retried the same way: acquire finds a claim
-// of ours that was created after all.
+// acquireAll claims ps in batches. A multi-operation is all or nothing,
+// so one claim that exists fails its whole batch; the claims of such a
+// batch, most of them held by another member in a hand-off, are each looked
+// at with a watch, one request, and those found free are created in
+// batches again. What is left, claims left by an earlier session of ours
+// and batches whose outcome is unknown (the connection dropped), is
+// claimed one at a time by [Claims.acquire], which finds a claim of ours
+// that was created after all.
 func (c *Claims) acquireAll(conn session.Conn, ps []Partition, sid int64) []outcome {
 	results := make([]outcome, len(ps))
 	if len(ps) < 2 {
 		inflight.Do(len(ps), func(i int) { results[i] = c.acquire(conn, ps[i], sid) })
 		return results
 	}
-	data, acl := []byte(c.cfg.Member), zk.WorldACL(zk.PermAll)
-	paths := make([]string, len(ps))
-	for i, p := range ps {
-		paths[i] = c.path(p)
+	all := make([]int, len(ps))
+	for i := range all {
+		all[i] = i
 	}
-	bounds := batches(paths, len(data))
-	outcomes := make([]batchOutcome, len(bounds)-1)
-	create := func(b int) {
-		batch := paths[bounds[b]:bounds[b+1]]
-		ops := make([]any, len(batch))
-		for i, path := range batch {
-			ops[i] = &zk.CreateRequest{Path: path, Data: data, Acl: acl, Flags: zk.FlagEphemeral}
-		}
-		res, err := conn.Multi(ops...)
-		switch {
-		case errors.Is(err, zk.ErrNoNode) && len(res) == len(ops):
-			outcomes[b] = batchNoParent // no claim can exist without the parent
-			return
-		case err != nil && len(res) == len(ops):
-			outcomes[b] = batchRolledBack // the server answered each op
-			return
-		case err != nil:
-			outcomes[b] = batchUnknown
-			return
-		}
-		outcomes[b] = batchDone
-		c.cfg.Logger.Debug("zkalloc: claimed a batch", "first", batch[0], "claims", len(batch))
-		r := outcome{state: held}
-		if conn.SessionID() != sid {
-			r = outcome{err: errSessionMoved(sid, "claim"), unsure: true}
-		}
-		for i := range batch {
-			results[bounds[b]+i] = r
+	status := make([]batchOutcome, len(ps))
+	c.createAll(conn, ps, all, sid, results, status)
+	var look []int
+	for i, st := range status {
+		if st == batchRolledBack {
+			look = append(look, i)
 		}
 	}
-	inflight.DoAtMost(len(outcomes), claimBatchesInFlight, create)
-	// The group's first claims find no parent node: create it and try
-	// those batches again.
-	var again []int
-	for b, o := range outcomes {
-		if o == batchNoParent {
-			again = append(again, b)
+	inflight.Do(len(look), func(k int) { i := look[k]; results[i], status[i] = c.look(conn, ps[i], sid) })
+	var free []int
+	for _, i := range look {
+		if status[i] == batchFree {
+			free = append(free, i)
 		}
 	}
-	if len(again) > 0 && zkpath.Ensure(conn, c.cfg.Paths.Owners()) == nil {
-		inflight.DoAtMost(len(again), claimBatchesInFlight, func(k int) { create(again[k]) })
-	}
-	var rest []int // partitions to claim one at a time, with unknown[i] set for those of a batch that got no answer
-	unknown := make([]bool, len(ps))
-	for b, o := range outcomes {
-		for i := bounds[b]; o != batchDone && i < bounds[b+1]; i++ {
+	c.createAll(conn, ps, free, sid, results, status)
+	var rest []int
+	for i, st := range status {
+		if st != batchDone {
 			rest = append(rest, i)
-			unknown[i] = o == batchUnknown
 		}
 	}
 	inflight.Do(len(rest), func(k int) {
 		i := rest[k]
 		r := c.acquire(conn, ps[i], sid)
-		if r.err != nil && unknown[i] {
+		if r.err != nil && status[i] == batchUnknown {
 			r.unsure = true // the batch may have created it
 		}
 		results[i] = r
@@ -104,14 +76,86 @@ func (c *Claims) acquireAll(conn session.Conn, ps []Partition, sid int64) []outc
 	return results
 }
 
+// createAll creates the claims of the partitions ps[i] for i in idx, in
+// batches, and sets status[i] to each batch's outcome and results[i] for
+// those created. A group's first claims find no parent node: it creates
+// that and tries those batches again.
+func (c *Claims) createAll(conn session.Conn, ps []Partition, idx []int, sid int64, results []outcome, status []batchOutcome) {
+	data, acl := []byte(c.cfg.Member), zk.WorldACL(zk.PermAll)
+	paths := make([]string, len(idx))
+	for k, i := range idx {
+		paths[k] = c.path(ps[i])
+	}
+	bounds := batches(paths, len(data))
+	create := func(b int) {
+		ops := make([]any, 0, bounds[b+1]-bounds[b])
+		for _, path := range paths[bounds[b]:bounds[b+1]] {
+			ops = append(ops, &zk.CreateRequest{Path: path, Data: data, Acl: acl, Flags: zk.FlagEphemeral})
+		}
+		res, err := conn.Multi(ops...)
+		st, r := batchDone, outcome{state: held}
+		switch {
+		case errors.Is(err, zk.ErrNoNode) && len(res) == len(ops):
+			st = batchNoParent // no claim can exist without the parent
+		case err != nil && len(res) == len(ops):
+			st = batchRolledBack // the server answered each op
+		case err != nil:
+			st = batchUnknown
+		case conn.SessionID() != sid:
+			r = outcome{err: errSessionMoved(sid, "claim"), unsure: true}
+			fallthrough
+		default:
+			c.cfg.Logger.Debug("zkalloc: claimed a batch", "first", paths[bounds[b]], "claims", len(ops))
+		}
+		for _, i := range idx[bounds[b]:bounds[b+1]] {
+			status[i] = st
+			if st == batchDone {
+				results[i] = r
+			}
+		}
+	}
+	inflight.DoAtMost(len(bounds)-1, claimBatchesInFlight, create)
+	var again []int
+	for b := range len(bounds) - 1 {
+		if status[idx[bounds[b]]] == batchNoParent {
+			again = append(again, b)
+		}
+	}
+	if len(again) > 0 && zkpath.Ensure(conn, c.cfg.Paths.Owners()) == nil {
+		inflight.DoAtMost(len(again), claimBatchesInFlight, func(k int) { create(again[k]) })
+	}
+}
+
+// look reads p's claim, with a watch, after its batch failed: it is held
+// by another session (waited for), by this one (an earlier create went
+// through), by an earlier one of ours (replaced by acquire) or free
+// (created in a batch again; the watch then fires for our own create and
+// is dropped).
+func (c *Claims) look(conn session.Conn, p Partition, sid int64) (outcome, batchOutcome) {
+	exists, stat, watch, err := conn.ExistsW(c.path(p))
+	switch {
+	case err != nil:
+		return outcome{err: fmt.Errorf("watch claim %s: %w", p, err)}, batchDone
+	case !exists:
+		return outcome{}, batchFree
+	case stat.EphemeralOwner == sid:
+		return outcome{state: held}, batchDone
+	case c.ownedBefore(stat.EphemeralOwner):
+		return outcome{}, batchRolledBack
+	}
+	c.cfg.Logger.Debug("zkalloc: waiting for claim", "partition", p.String(), "owner", fmt.Sprintf("%#x", stat.EphemeralOwner))
+	return outcome{state: waiting, watch: watch}, batchDone
+}
+
 // batchOutcome is what became of one multi-operation of creates.
 type batchOutcome int
 
 const (
-	batchDone       batchOutcome = iota // every claim created
+	batchDone       batchOutcome = iota // every claim created (or, after look, the outcome final)
 	batchRolledBack                     // none created: one of them failed
 	batchNoParent                       // none created: the owners node is missing
 	batchUnknown                        // no answer: all or none created
+	batchFree                           // looked at after a rollback: free, to create again
 )
 
 // releaseAll releases ps. Like [Claims.release] it reads each claim first,
