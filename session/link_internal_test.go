@@ -64,15 +64,24 @@ func TestLinkOpensOnTheFirstSession(t *testing.T) {
 	}
 }
 
-func TestLinkResumedWithWatchesWaitsForThemResent(t *testing.T) {
+// broken returns a link whose session 0x10 was up, with a watch set if
+// watched, until its connection failed.
+func broken(watched bool) *link {
 	l := newLink()
 	gen := l.dialed()
 	l.connected(gen, 0x10)
-	l.watch()
+	if watched {
+		l.watch()
+	}
 	l.ended(gen)
+	return l
+}
+
+func TestLinkResumedWithWatchesWaitsForThemResent(t *testing.T) {
+	l := broken(true)
 	done := waitAsync(l, nil)
 	blocked(t, l, 1, done)
-	gen = l.dialed()
+	gen := l.dialed()
 	l.connected(gen, 0x10) // resumed
 	blocked(t, l, 1, done)
 	l.wrote(gen, 4) // a read: not the watches
@@ -84,11 +93,8 @@ func TestLinkResumedWithWatchesWaitsForThemResent(t *testing.T) {
 }
 
 func TestLinkResumedWithoutWatchesOpensAtOnce(t *testing.T) {
-	l := newLink()
+	l := broken(false)
 	gen := l.dialed()
-	l.connected(gen, 0x10)
-	l.ended(gen)
-	gen = l.dialed()
 	l.connected(gen, 0x10)
 	if err := result(t, waitAsync(l, nil)); err != nil {
 		t.Fatalf("wait = %v", err)
@@ -96,12 +102,8 @@ func TestLinkResumedWithoutWatchesOpensAtOnce(t *testing.T) {
 }
 
 func TestLinkResumedOpensAfterResumeWaitIfNoWatchesAreResent(t *testing.T) {
-	l := newLink()
+	l := broken(true)
 	gen := l.dialed()
-	l.connected(gen, 0x10)
-	l.watch()
-	l.ended(gen)
-	gen = l.dialed()
 	start := time.Now()
 	l.connected(gen, 0x10)
 	if err := result(t, waitAsync(l, nil)); err != nil {
@@ -113,13 +115,10 @@ func TestLinkResumedOpensAfterResumeWaitIfNoWatchesAreResent(t *testing.T) {
 }
 
 func TestLinkFailsRequestsOfAnExpiredSession(t *testing.T) {
-	l := newLink()
-	gen := l.dialed()
-	l.connected(gen, 0x10)
-	l.ended(gen)
+	l := broken(false)
 	done := waitAsync(l, nil)
 	blocked(t, l, 1, done)
-	gen = l.dialed()
+	gen := l.dialed()
 	l.connected(gen, 0) // the server expired 0x10
 	if err := result(t, done); !errors.Is(err, zk.ErrSessionExpired) {
 		t.Fatalf("waiting request: %v, want zk.ErrSessionExpired", err)
