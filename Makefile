@@ -13,10 +13,11 @@ zookeeper:
 # go-zookeeper/zk#35, samuel/go-zookeeper#178 and #260). It is harmless on
 # 64-bit platforms, but the race detector failed about one chaos run in
 # seven on it. The session layer now holds requests back until a resumed
-# session's watches are re-sent, which removes the usual trigger (no race
-# in the chaos runs since), but a request sent in the instant a connection
-# fails can still set it off. Everything of ours stays instrumented; only
-# that package is compiled without race instrumentation.
+# session's watches are re-sent, and orders the two for the detector
+# (session/link.go), which removed the report in the chaos runs since; but
+# a request sent in the instant a connection fails can still set it off.
+# Everything of ours stays instrumented; only that package is compiled
+# without race instrumentation.
 RACE = -race -gcflags=github.com/go-zookeeper/zk=-race=false
 
 ## test: go vet, gofmt and the race-enabled tests of every package,

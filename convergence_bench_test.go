@@ -361,7 +361,22 @@ func (c *countingConn) Delete(p string, version int32) error {
 	c.count(p)
 	return c.Conn.Delete(p, version)
 }
+// Multi counts as a request on claims if its first operation is on one:
+// the claims actor's batches are all claims, the set's writes none.
 func (c *countingConn) Multi(ops ...any) ([]zk.MultiResponse, error) {
-	c.count("")
+	path := ""
+	if len(ops) > 0 {
+		switch op := ops[0].(type) {
+		case *zk.CreateRequest:
+			path = op.Path
+		case *zk.DeleteRequest:
+			path = op.Path
+		case *zk.SetDataRequest:
+			path = op.Path
+		case *zk.CheckVersionRequest:
+			path = op.Path
+		}
+	}
+	c.count(path)
 	return c.Conn.Multi(ops...)
 }

@@ -48,9 +48,11 @@ type ClaimsConfig struct {
 //
 // Claims taken or given up together are created, and deleted after their
 // reads, a hundred to a multi-operation (see claimBatch), so that a member
-// given thousands of partitions claims them in about a second rather than
-// ten; a batch that fails as a whole, because one of its claims is held by
-// another session, is redone one claim at a time.
+// given 100,000 partitions claims them in about a second rather than ten.
+// A batch that fails as a whole, because one of its claims is held by
+// another session, has each of its claims watched (see acquireAll); every
+// watch that has fired by the next attempt is taken before it, so that
+// claims released in a batch are claimed again in one.
 type Claims struct {
 	cfg ClaimsConfig
 

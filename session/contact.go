@@ -198,6 +198,7 @@ func (c *contactConn) bound(t time.Time) time.Time {
 
 func (c *contactConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
+	c.link.synced() // after the bytes arrived: see link.synced
 	if n > 0 {
 		c.frames.feed(p[:n], func(e frameEvent) {
 			switch {

@@ -2,6 +2,7 @@ package session
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -28,6 +29,7 @@ import (
 // fired). A request that waited for a session that has since ended fails
 // with zk.ErrSessionExpired instead of running in the next one.
 type link struct {
+	resent  atomic.Uint64 // the last connection whose watches were re-sent; see synced
 	mu      sync.Mutex
 	gen     uint64        // the client's current connection, counted from 1
 	open    bool          // requests may go to the client
@@ -89,9 +91,19 @@ func (l *link) connected(gen uint64, session int64) {
 // wrote notes a request of the given opcode written on connection gen.
 func (l *link) wrote(gen uint64, opcode int32) {
 	if opcode == opSetWatches {
+		l.resent.Store(gen)
 		l.rewatched(gen)
 	}
 }
+
+// synced is called by the client's reading goroutine after each read. It
+// gives the race detector the order that the network gives: the client
+// reads its last zxid before it re-sends the watches, wrote stores resent
+// before that request goes out, and a reply that updates the zxid arrives
+// after it (the requests held back go out later still). Without an atomic
+// load here the detector sees no order between the two and reports the
+// race even when the reply came long after.
+func (l *link) synced() uint64 { return l.resent.Load() }
 
 // opSetWatches is the opcode of the request that re-sends a session's
 // watches.
