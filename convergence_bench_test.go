@@ -361,6 +361,7 @@ func (c *countingConn) Delete(p string, version int32) error {
 	c.count(p)
 	return c.Conn.Delete(p, version)
 }
+
 // Multi counts as a request on claims if its first operation is on one:
 // the claims actor's batches are all claims, the set's writes none.
 func (c *countingConn) Multi(ops ...any) ([]zk.MultiResponse, error) {
