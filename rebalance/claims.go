@@ -318,24 +318,15 @@ func (c *Claims) acquire(conn session.Conn, p Partition, sid int64) outcome {
 			// deletes it if it is ours.
 			return outcome{err: fmt.Errorf("claim %s: %w", p, err), unsure: true}
 		}
-		exists, stat, watch, err := conn.ExistsW(path)
-		if err != nil {
-			return outcome{err: fmt.Errorf("watch claim %s: %w", p, err)}
-		}
-		if !exists {
-			continue // released meanwhile: create it
-		}
-		switch owner := stat.EphemeralOwner; {
-		case owner == sid:
-			return outcome{state: held} // an earlier create of ours went through
-		case c.ownedBefore(owner):
-			c.cfg.Logger.Info("zkalloc: replacing claim left by an earlier session", "partition", p.String(), "owner", fmt.Sprintf("%#x", owner))
+		r, found, stat := c.look(conn, p, sid)
+		switch found {
+		case foundFinal:
+			return r
+		case foundStale:
+			c.cfg.Logger.Info("zkalloc: replacing claim left by an earlier session", "partition", p.String(), "owner", fmt.Sprintf("%#x", stat.EphemeralOwner))
 			if err := conn.Delete(path, stat.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
 				return outcome{err: fmt.Errorf("delete stale claim %s: %w", p, err)}
 			}
-		default:
-			c.cfg.Logger.Debug("zkalloc: waiting for claim", "partition", p.String(), "owner", fmt.Sprintf("%#x", owner))
-			return outcome{state: waiting, watch: watch}
 		}
 	}
 	return outcome{err: fmt.Errorf("claim %s: node keeps changing", p)}

@@ -51,12 +51,16 @@ func (c *Claims) acquireAll(conn session.Conn, ps []Partition, sid int64) []outc
 			look = append(look, i)
 		}
 	}
-	inflight.Do(len(look), func(k int) { i := look[k]; results[i], status[i] = c.look(conn, ps[i], sid) })
+	found := make([]claimFound, len(ps))
+	inflight.Do(len(look), func(k int) { i := look[k]; results[i], found[i], _ = c.look(conn, ps[i], sid) })
 	var free []int
 	for _, i := range look {
-		if status[i] == batchFree {
+		switch found[i] {
+		case foundFinal:
+			status[i] = batchDone
+		case foundFree:
 			free = append(free, i)
-		}
+		} // foundStale: left rolled back, for acquire
 	}
 	c.createAll(conn, ps, free, sid, results, status)
 	var rest []int
@@ -126,26 +130,36 @@ func (c *Claims) createAll(conn session.Conn, ps []Partition, idx []int, sid int
 	}
 }
 
-// look reads p's claim, with a watch, after its batch failed: it is held
-// by another session (waited for), by this one (an earlier create went
-// through), by an earlier one of ours (replaced by acquire) or free
-// (created in a batch again; the watch then fires for our own create and
-// is dropped).
-func (c *Claims) look(conn session.Conn, p Partition, sid int64) (outcome, batchOutcome) {
+// look reads p's claim with a watch, when creating it found it there (or a
+// batch with it failed), and says what it found: a claim held by another
+// session (the outcome: waiting for the watch), by this one (held: an
+// earlier create went through), by an earlier one of ours (foundStale, to
+// delete and create again), or no claim (foundFree, released meanwhile;
+// the watch then fires for our own create and is dropped).
+func (c *Claims) look(conn session.Conn, p Partition, sid int64) (outcome, claimFound, *zk.Stat) {
 	exists, stat, watch, err := conn.ExistsW(c.path(p))
 	switch {
 	case err != nil:
-		return outcome{err: fmt.Errorf("watch claim %s: %w", p, err)}, batchDone
+		return outcome{err: fmt.Errorf("watch claim %s: %w", p, err)}, foundFinal, nil
 	case !exists:
-		return outcome{}, batchFree
+		return outcome{}, foundFree, nil
 	case stat.EphemeralOwner == sid:
-		return outcome{state: held}, batchDone
+		return outcome{state: held}, foundFinal, stat
 	case c.ownedBefore(stat.EphemeralOwner):
-		return outcome{}, batchRolledBack
+		return outcome{}, foundStale, stat
 	}
 	c.cfg.Logger.Debug("zkalloc: waiting for claim", "partition", p.String(), "owner", fmt.Sprintf("%#x", stat.EphemeralOwner))
-	return outcome{state: waiting, watch: watch}, batchDone
+	return outcome{state: waiting, watch: watch}, foundFinal, stat
 }
+
+// claimFound is what [Claims.look] found.
+type claimFound int
+
+const (
+	foundFinal claimFound = iota // its outcome is final
+	foundFree                    // no claim: create it
+	foundStale                   // a claim of an earlier session of ours: replace it
+)
 
 // batchOutcome is what became of one multi-operation of creates.
 type batchOutcome int
@@ -155,7 +169,6 @@ const (
 	batchRolledBack                     // none created: one of them failed
 	batchNoParent                       // none created: the owners node is missing
 	batchUnknown                        // no answer: all or none created
-	batchFree                           // looked at after a rollback: free, to create again
 )
 
 // releaseAll releases ps. Like [Claims.release] it reads each claim first,
