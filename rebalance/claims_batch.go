@@ -34,11 +34,10 @@ const claimBatchesInFlight = 4
 // claimed one at a time by [Claims.acquire], which finds a claim of ours
 // that was created after all.
 func (c *Claims) acquireAll(conn session.Conn, ps []Partition, sid int64) []outcome {
-	results := make([]outcome, len(ps))
 	if len(ps) < 2 {
-		inflight.Do(len(ps), func(i int) { results[i] = c.acquire(conn, ps[i], sid) })
-		return results
+		return inParallel(ps, func(p Partition) outcome { return c.acquire(conn, p, sid) })
 	}
+	results := make([]outcome, len(ps))
 	all := make([]int, len(ps))
 	for i := range all {
 		all[i] = i
@@ -177,11 +176,10 @@ const (
 // the node is still the version read. The partitions of a batch that
 // failed are released one at a time by release.
 func (c *Claims) releaseAll(conn session.Conn, ps []Partition, sid int64) []outcome {
-	results := make([]outcome, len(ps))
 	if len(ps) < 2 {
-		inflight.Do(len(ps), func(i int) { results[i] = c.release(conn, ps[i], sid) })
-		return results
+		return inParallel(ps, func(p Partition) outcome { return c.release(conn, p, sid) })
 	}
+	results := make([]outcome, len(ps))
 	version := make([]int32, len(ps))
 	ours := make([]bool, len(ps)) // read as session sid's: to delete
 	inflight.Do(len(ps), func(i int) { results[i], version[i], ours[i] = c.readToRelease(conn, ps[i], sid) })

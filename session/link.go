@@ -37,7 +37,7 @@ type link struct {
 	session int64         // the session of the last connect response; 0 before the first
 	expired bool          // the server said session is gone; no new one yet
 	watched bool          // a watch was set in session
-	timer   *time.Timer   // opens a resumed link if the watches are not re-sent
+	timer   *time.Timer   // opens a resumed link if the watches are not re-sent; stopped by closeLocked
 	waiting int           // requests waiting, for tests
 }
 
@@ -84,6 +84,9 @@ func (l *link) connected(gen uint64, session int64) {
 	case !l.watched:
 		l.openLocked()
 	default:
+		// The timer's function only takes mu and may open the link for
+		// gen; one still pending when the session shuts down runs once,
+		// finds its connection gone or the gate refusing requests, and ends.
 		l.timer = time.AfterFunc(resumeWait, func() { l.rewatched(gen) })
 	}
 }
