@@ -37,15 +37,7 @@ func startSet(t *testing.T, servers []string, paths zkpath.Group, seed map[strin
 	var g actor.Group
 	g.Add("session", sess)
 	g.Add("partitions", set)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- g.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
+	actortest.Run(t, "member", g.Run)
 	m := &member{t: t, set: set}
 	deadline := time.After(10 * time.Second)
 	for m.conn == nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
@@ -54,23 +55,15 @@ func newHarness(t *testing.T, member string, s rebalance.Strategy, opts options)
 		Member: member, Strategy: s, Settle: opts.settle, ReleaseTimeout: opts.releaseTimeout, Grace: opts.grace,
 		Session: h.session, Members: h.members, Parts: h.parts, Desired: h.desired, Held: h.held, Clock: h.clock,
 	})
-	ctx, cancel := context.WithCancel(context.Background())
 	var deadlineCancel context.CancelFunc
 	h.ctx, deadlineCancel = context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(deadlineCancel) // after the group has stopped (cleanups run last first)
 	var g actor.Group
 	g.Add("rebalance", h.a)
 	if !opts.manualClaims {
 		g.Add("claims", actor.Func(h.grantAll))
 	}
-	done := make(chan error, 1)
-	go func() { done <- g.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run() = %v", err)
-		}
-		deadlineCancel()
-	})
+	actortest.Run(t, "rebalance", g.Run)
 	return h
 }
 

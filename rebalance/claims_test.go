@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -75,19 +74,7 @@ func startClaimerWrapped(t *testing.T, servers []string, name string, timeout ti
 	var g actor.Group
 	g.Add("session", sess)
 	g.Add("claims", claims)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- g.Run(ctx) }()
-	var once sync.Once
-	c.stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("%s: Run: %v", name, err)
-			}
-		})
-	}
-	t.Cleanup(c.stop)
+	c.stop = actortest.Run(t, name, g.Run)
 	c.waitSession("up", func(st session.State) bool { return st.Status == session.Up })
 	return c
 }

@@ -3,6 +3,7 @@ package actortest
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,15 +60,28 @@ func Observe(tb testing.TB, servers []string, within time.Duration) session.Stat
 	tb.Helper()
 	sess := session.New(session.Config{Servers: servers, Timeout: 10 * time.Second})
 	probe := sess.Subscribe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- sess.Run(ctx) }()
-	tb.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			tb.Errorf("observer: Run: %v", err)
-		}
-	})
+	Run(tb, "observer", sess.Run)
 	var st session.State
 	return Await(tb, probe, &st, within, "observer session up", func(st session.State) bool { return st.Status == session.Up })
+}
+
+// Run runs run (an actor's or a group's Run) on a goroutine of its own
+// until stop is called or the test ends, whichever is first: stop cancels
+// its context, waits for it to return and fails tb, naming what, if it
+// returned an error. Later calls of stop do nothing.
+func Run(tb testing.TB, what string, run func(context.Context) error) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				tb.Errorf("%s: Run: %v", what, err)
+			}
+		})
+	}
+	tb.Cleanup(stop)
+	return stop
 }
