@@ -69,10 +69,24 @@ import (
 // 50 to 200 each, 1.6 for 50 members with 500 each, 1.9 for 100 members
 // with 1,000 each, 1.7 to 2.2 when members hold about as many partitions
 // as there are members (10x100 to 100x10,000) and about 4 times for 1,000
-// members with 100 each; [RoundRobin] moves nearly all partitions. No
-// stateless strategy reaches the minimum every time: when P/(M+1) is
-// below 2, a joiner that is given ceil(P/(M+1)) partitions alone moves
-// twice the minimum.
+// members with 100 each; [RoundRobin] moves nearly all partitions.
+//
+// No stateless strategy reaches [MinMoves] when members hold few
+// partitions. Take a change between M and M+1 members and x = P/(M+1):
+// every partition the joiner or leaver holds in the assignment for M+1
+// members changes owner; that is x on average over random member names,
+// and ceil(x) for the P mod (M+1) members that get ceil(x), while the
+// minimum is floor(x) for a join and the leaver's share for a leave. So
+// some single joins move ceil(x)/floor(x) times the minimum (twice when
+// floor(x) is 1, and partitions against a minimum of 0 when P <= M), and
+// over as many joins as leaves the mean ratio is at least
+// (1 + x/floor(x))/2 for x >= 1, above 1.25 when x is between 1.5 and 2.
+// Balanced is well above this floor in small groups: in
+// TestBalancedMovement's walks, a mean of 2.1 against a floor of 1.09 for
+// 4 to 16 members with 12 partitions, 2.7 against 1.16 for 10 to 40 with
+// 30 and 3.8 against 1.10 for 17 to 70 with 64, with single changes up to
+// 8 to 11 times the minimum. Where members hold many partitions the floor
+// is 1 and Balanced's distance from it is the figures above.
 //
 // Balanced is safe for concurrent use.
 var Balanced Strategy = balanced{}

@@ -13,36 +13,46 @@ import (
 // movement walks a group through random joins and leaves (its size stays
 // between members/2 and 2*members) and returns, over the events with a
 // non-zero minimum, the mean and largest ratio of partitions moved by
-// Balanced to rebalance.MinMoves.
-func movement(t testing.TB, seed uint64, members, nparts, topics, events int) (mean, worst float64) {
+// Balanced to rebalance.MinMoves, and the mean of the stateless floor:
+// every partition the joining or leaving member holds in the larger
+// group's assignment changes owner, and for a joiner that can be more than
+// the minimum. Averaged over random names, no stateless strategy moves
+// fewer (see the Balanced doc comment).
+func movement(t testing.TB, seed uint64, members, nparts, topics, events int) (mean, worst, floor float64) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 7))
 	group, ps := randomNamedGroup(r, members, nparts, topics)
 	cur := checkAssign(t, r, rebalance.Balanced, group, ps)
-	sum, n := 0.0, 0
+	sum, floors, n := 0.0, 0.0, 0
 	for range events {
 		next := slices.Clone(group)
+		var changed string // the member who joins or leaves
 		if len(group) > max(members/2, 1) && (r.IntN(2) == 0 || len(group) >= 2*members) {
 			i := r.IntN(len(next))
+			changed = next[i]
 			next = slices.Delete(next, i, i+1)
 		} else {
-			next = append(next, fmt.Sprintf("consumer-%016x", r.Uint64()))
+			changed = fmt.Sprintf("consumer-%016x", r.Uint64())
+			next = append(next, changed)
 			slices.Sort(next)
 		}
 		got := checkAssign(t, r, rebalance.Balanced, next, ps)
 		moved, least := rebalance.Moved(cur, got), rebalance.MinMoves(cur, next)
-		if moved < least {
-			t.Fatalf("seed %d: moved %d, below the minimum %d", seed, moved, least)
+		forced := len(cur[changed]) + len(got[changed])
+		if moved < max(least, forced) {
+			t.Fatalf("seed %d: moved %d, below the minimum %d or the %d partitions of %s", seed, moved, least, forced, changed)
 		}
 		if least > 0 {
 			ratio := float64(moved) / float64(least)
 			sum += ratio
+			floors += float64(forced) / float64(least)
 			n++
 			worst = max(worst, ratio)
 		}
 		group, cur = next, got
 	}
-	return sum / float64(max(n, 1)), worst
+	n = max(n, 1)
+	return sum / float64(n), worst, floors / float64(n)
 }
 
 func randomNamedGroup(r *rand.Rand, members, nparts, topics int) ([]string, []partitions.Partition) {
@@ -70,6 +80,9 @@ func TestBalancedMovement(t *testing.T) {
 		members, parts, topics int
 		mean, worst            float64
 	}{
+		{8, 12, 3, 2.4, 9.0},
+		{20, 30, 3, 3.0, 10.0},
+		{35, 64, 4, 4.1, 12.0},
 		{10, 100, 4, 2.0, 4.5},
 		{10, 1000, 5, 1.5, 2.0},
 		{30, 3000, 10, 1.8, 2.0},
@@ -81,9 +94,9 @@ func TestBalancedMovement(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d", tt.members, tt.parts), func(t *testing.T) {
 			t.Parallel()
 			seed := uint64(tt.members*1_000_003 + tt.parts)
-			events := max(40, 200_000/tt.parts)
-			mean, worst := movement(t, seed, tt.members, tt.parts, tt.topics, events)
-			t.Logf("seed %d, %d events: moved/minimum mean %.3f, worst %.3f", seed, events, mean, worst)
+			events := max(40, min(2_000, 200_000/tt.parts))
+			mean, worst, floor := movement(t, seed, tt.members, tt.parts, tt.topics, events)
+			t.Logf("seed %d, %d events: moved/minimum mean %.3f (stateless floor %.3f), worst %.3f", seed, events, mean, floor, worst)
 			if mean > tt.mean || worst > tt.worst {
 				t.Errorf("moved/minimum mean %.3f (limit %.2f), worst %.3f (limit %.2f)", mean, tt.mean, worst, tt.worst)
 			}
@@ -98,15 +111,17 @@ func TestBalancedMovement(t *testing.T) {
 func BenchmarkBalancedMovement(b *testing.B) {
 	for _, c := range []struct{ members, parts int }{{100, 10_000}, {100, 100_000}, {1_000, 100_000}} {
 		b.Run(fmt.Sprintf("%dx%d", c.members, c.parts), func(b *testing.B) {
-			var mean, worst float64
+			var mean, worst, floor float64
 			seed := uint64(0)
 			for b.Loop() {
 				seed++
-				m, w := movement(b, seed, c.members, c.parts, 10, 20)
+				m, w, f := movement(b, seed, c.members, c.parts, 10, 20)
 				mean += m
 				worst = max(worst, w)
+				floor += f
 			}
 			b.ReportMetric(mean/float64(b.N), "moved/min")
+			b.ReportMetric(floor/float64(b.N), "floor-moved/min")
 			b.ReportMetric(worst, "worst-moved/min")
 		})
 	}
