@@ -72,7 +72,7 @@ func New(cfg Config) (*Allocator, error) {
 	members := membership.New(membership.Config{
 		Paths:   paths,
 		Member:  cfg.Member,
-		Data:    memberData(),
+		Data:    memberData(cfg.Strategy.Name()),
 		Session: sess.Subscribe(),
 		Logger:  log,
 	})
@@ -88,6 +88,10 @@ func New(cfg Config) (*Allocator, error) {
 		Desired: desired,
 		Held:    held,
 		Logger:  log,
+		// The longest a hand-off between members that agree can take: the
+		// holder debounces, its consumer acks, or its session expires.
+		StuckAfter: 5*cfg.Settle + cfg.ReleaseTimeout + cfg.SessionTimeout + cfg.stuckMargin,
+		Strategy:   cfg.Strategy.Name(),
 	})
 	reb := rebalance.New(rebalance.Config{
 		Member:         cfg.Member,
@@ -111,15 +115,18 @@ func New(cfg Config) (*Allocator, error) {
 	return a, nil
 }
 
-// memberData describes this process in its member node.
-func memberData() []byte {
+// memberData describes this process in its member node; the strategy lets
+// a member that waits too long for another's claims say whether the two
+// disagree on it.
+func memberData(strategy string) []byte {
 	host, _ := os.Hostname()
 	b, _ := json.Marshal(struct {
-		Host    string `json:"host"`
-		PID     int    `json:"pid"`
-		Started string `json:"started"`
-		Version string `json:"version"`
-	}{host, os.Getpid(), time.Now().UTC().Format(time.RFC3339), "zkalloc/1"})
+		Host     string `json:"host"`
+		PID      int    `json:"pid"`
+		Started  string `json:"started"`
+		Version  string `json:"version"`
+		Strategy string `json:"strategy"`
+	}{host, os.Getpid(), time.Now().UTC().Format(time.RFC3339), "zkalloc/1", strategy})
 	return b
 }
 

@@ -44,7 +44,11 @@ type Config struct {
 	// the rules of Group and Member; IDs must not be negative.
 	Partitions map[string][]int32
 	// Strategy computes the assignment; default [rebalance.RoundRobin]. All
-	// members of a group must use the same one.
+	// members of a group must use the same one: members that disagree wait
+	// for claims the others keep, and some partitions are never consumed.
+	// A member that has waited for another's claims longer than a hand-off
+	// can take (5 × Settle + ReleaseTimeout + SessionTimeout + 10 s) logs
+	// who holds them, as an error naming both strategies when they differ.
 	Strategy rebalance.Strategy
 	// SessionTimeout is the ZooKeeper session timeout asked for; default
 	// [DefaultSessionTimeout]. The server may grant another within its
@@ -74,7 +78,14 @@ type Config struct {
 	// wrapConn, set only by tests (export_test.go), instruments the
 	// ZooKeeper client, for instance to count requests.
 	wrapConn func(session.Conn) session.Conn
+	// stuckMargin is added to the longest a hand-off can take before a
+	// member logs who holds the claims it waits for (see Strategy);
+	// default stuckMargin, shorter only in tests (export_test.go).
+	stuckMargin time.Duration
 }
+
+// stuckMargin is the default of Config.stuckMargin.
+const stuckMargin = 10 * time.Second
 
 // withDefaults validates c and returns it with defaults filled in and the
 // seed normalized.
@@ -123,6 +134,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Strategy == nil {
 		c.Strategy = rebalance.RoundRobin
+	}
+	if c.stuckMargin == 0 {
+		c.stuckMargin = stuckMargin
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -20,8 +21,8 @@ import (
 	"github.com/zkalloc/zkalloc/session"
 )
 
-// ClaimsConfig configures a [Claims] actor. Every field but Logger and
-// Clock is required.
+// ClaimsConfig configures a [Claims] actor. Every field but Logger, Clock,
+// StuckAfter and Strategy is required.
 type ClaimsConfig struct {
 	Paths   zkpath.Group
 	Member  string
@@ -30,6 +31,15 @@ type ClaimsConfig struct {
 	Held    *actor.Latest[Held]
 	Logger  *slog.Logger
 	Clock   actor.Clock
+
+	// StuckAfter, if positive, is how long a wanted claim may stay with
+	// another member before the actor logs who holds it (see reportStuck):
+	// longer than any hand-off between members that agree on the
+	// assignment takes.
+	StuckAfter time.Duration
+	// Strategy is the name of this member's strategy, to compare with the
+	// holder's in that log.
+	Strategy string
 }
 
 // Claims is the actor that holds this member's ownership claims, the
@@ -53,6 +63,11 @@ type ClaimsConfig struct {
 // another session, has each of its claims watched (see acquireAll); every
 // watch that has fired by the next attempt is taken before it, so that
 // claims released in a batch are claimed again in one.
+//
+// A wanted claim that another session keeps for longer than StuckAfter
+// is logged, once for each holding session, with who holds it (see
+// reportStuck): members that agree on the assignment never take that
+// long, so the members of the group disagree.
 type Claims struct {
 	cfg ClaimsConfig
 
@@ -65,7 +80,16 @@ type Claims struct {
 	verify  bool                   // held claims must be checked after a reconnection
 	waiting map[Partition]bool     // watched, held by another session
 	watches *zkwatch.Set
-	dirty   bool // something to do or to report
+	dirty   bool                 // something to do or to report
+	holders map[Partition]holder // wanted claims found held by another session
+	stuck   actor.Timer          // fires when the oldest unreported holder is StuckAfter old
+}
+
+// holder is another session's claim on a partition this member wants.
+type holder struct {
+	session  int64     // the claim's ephemeral owner
+	since    time.Time // when this actor first found that session holding it
+	reported bool
 }
 
 // NewClaims returns a claims actor; it starts nothing.
@@ -83,6 +107,8 @@ func NewClaims(cfg ClaimsConfig) *Claims {
 		unsure:  make(map[Partition]struct{}),
 		waiting: make(map[Partition]bool),
 		watches: zkwatch.New(),
+		holders: make(map[Partition]holder),
+		stuck:   actor.StoppedTimer(cfg.Clock),
 	}
 }
 
@@ -90,6 +116,7 @@ func NewClaims(cfg ClaimsConfig) *Claims {
 // claims themselves go with the session when it is closed.
 func (c *Claims) Run(ctx context.Context) error {
 	defer c.watches.Close()
+	defer c.stuck.Stop()
 	pace := retry.NewPacer(c.cfg.Clock)
 	defer pace.Stop()
 	for {
@@ -115,6 +142,8 @@ func (c *Claims) Run(ctx context.Context) error {
 			c.drainFired()
 		case <-pace.C():
 			pace.Fired()
+		case <-c.stuck.C():
+			c.reportStuck()
 		}
 	}
 }
@@ -213,6 +242,11 @@ func (c *Claims) work() error {
 			acquire = append(acquire, p)
 		}
 	}
+	for p := range c.holders {
+		if !want[p] {
+			delete(c.holders, p)
+		}
+	}
 	// Releases first: a member often gives partitions up and takes others
 	// in one change, and the others wait for what it gives up.
 	err := c.apply(release, c.releaseAll(conn, release, sid))
@@ -224,6 +258,7 @@ func (c *Claims) work() error {
 	}
 	c.dirty = false
 	c.report(sid, want)
+	c.armStuck()
 	return nil
 }
 
@@ -235,6 +270,7 @@ func (c *Claims) path(p Partition) string { return c.cfg.Paths.Owners() + "/" + 
 type outcome struct {
 	state  claimState
 	watch  <-chan zk.Event // for waiting: fires when the holder's node changes
+	holder int64           // for waiting: the session that holds the claim
 	err    error
 	unsure bool // with err: a create may have gone through
 }
@@ -264,12 +300,17 @@ func (c *Claims) apply(ps []Partition, results []outcome) error {
 		switch r.state {
 		case held:
 			c.held[p] = struct{}{}
+			delete(c.holders, p)
 		case waiting:
 			delete(c.held, p)
 			c.waiting[p] = true
 			c.watches.Add(p.String(), r.watch)
+			if h, ok := c.holders[p]; !ok || h.session != r.holder {
+				c.holders[p] = holder{session: r.holder, since: c.cfg.Clock.Now()}
+			}
 		default:
 			delete(c.held, p)
+			delete(c.holders, p)
 		}
 	}
 	return first

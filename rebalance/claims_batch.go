@@ -148,7 +148,7 @@ func (c *Claims) look(conn session.Conn, p Partition, sid int64) (outcome, claim
 		return outcome{}, foundStale, stat
 	}
 	c.cfg.Logger.Debug("zkalloc: waiting for claim", "partition", p.String(), "owner", fmt.Sprintf("%#x", stat.EphemeralOwner))
-	return outcome{state: waiting, watch: watch}, foundFinal, stat
+	return outcome{state: waiting, watch: watch, holder: stat.EphemeralOwner}, foundFinal, stat
 }
 
 // claimFound is what [Claims.look] found.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -45,13 +46,17 @@ type claimer struct {
 
 func startClaimer(t *testing.T, servers []string, name string, timeout time.Duration) *claimer {
 	t.Helper()
-	return startClaimerWrapped(t, servers, name, timeout, func(conn session.Conn) session.Conn { return conn })
+	return startClaimerWith(t, servers, name, timeout, nil, nil)
 }
 
-// startClaimerWrapped is startClaimer with the claims actor's connection
-// wrapped by wrap (inside the request counter).
-func startClaimerWrapped(t *testing.T, servers []string, name string, timeout time.Duration, wrap func(session.Conn) session.Conn) *claimer {
+// startClaimerWith is startClaimer with the claims actor's connection
+// wrapped by wrap (inside the request counter) and its config changed by
+// configure; either may be nil.
+func startClaimerWith(t *testing.T, servers []string, name string, timeout time.Duration, wrap func(session.Conn) session.Conn, configure func(*rebalance.ClaimsConfig)) *claimer {
 	t.Helper()
+	if wrap == nil {
+		wrap = func(conn session.Conn) session.Conn { return conn }
+	}
 	c := &claimer{
 		t:       t,
 		name:    name,
@@ -64,13 +69,17 @@ func startClaimerWrapped(t *testing.T, servers []string, name string, timeout ti
 		WrapConn: func(conn session.Conn) session.Conn { return countingConn{Conn: wrap(conn), n: &c.requests} },
 	})
 	c.probe = sess.Subscribe()
-	claims := rebalance.NewClaims(rebalance.ClaimsConfig{
+	cfg := rebalance.ClaimsConfig{
 		Paths:   claimPaths,
 		Member:  name,
 		Session: sess.Subscribe(),
 		Desired: c.desired,
 		Held:    c.held,
-	})
+	}
+	if configure != nil {
+		configure(&cfg)
+	}
+	claims := rebalance.NewClaims(cfg)
 	var g actor.Group
 	g.Add("session", sess)
 	g.Add("claims", claims)
@@ -487,11 +496,11 @@ func TestClaimsUnknownCreateReleasedWhenNoLongerWanted(t *testing.T) {
 	var lose atomic.Bool
 	lose.Store(true)
 	lost := make(chan struct{}, 1)
-	a := startClaimerWrapped(t, []string{srv.Addr()}, "a", 4*time.Second, func(conn session.Conn) session.Conn {
+	a := startClaimerWith(t, []string{srv.Addr()}, "a", 4*time.Second, func(conn session.Conn) session.Conn {
 		return lostReplyConn{Conn: conn, lost: lost, lose: func(p string) bool {
 			return p == claimPath(t1[0]) && lose.Load()
 		}}
-	})
+	}, nil)
 	a.want(append(t0, t1...)...)
 	select {
 	case <-lost:
@@ -584,4 +593,81 @@ func TestClaimsReleaseOfVanishedClaims(t *testing.T) {
 	}
 	a.waitHeld(holds(a.want(), nil, 0))
 	a.stop() // reports a crashed actor
+}
+
+// TestClaimsReportClaimsHeldTooLong: wanted claims that other sessions
+// hold for StuckAfter are logged once per holding session, naming the
+// holder: an error when its member node shows another strategy, a warning
+// when it is no member at all. A claim handed over in time is not logged.
+func TestClaimsReportClaimsHeldTooLong(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers := []string{srv.Addr()}
+	other, ghost := observe(t, servers), observe(t, servers)
+	for _, p := range []string{claimPaths.Members(), claimPaths.Owners()} {
+		if err := zkpath.Ensure(other.Conn, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create := func(conn session.Conn, path, data string) {
+		t.Helper()
+		if _, err := conn.Create(path, []byte(data), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create(other.Conn, claimPaths.Member("other"), `{"strategy":"range","version":"zkalloc/1"}`)
+	create(other.Conn, claimPath(ps("t", 0)[0]), "other")
+	create(other.Conn, claimPath(ps("t", 1)[0]), "other")
+	create(ghost.Conn, claimPath(ps("t", 2)[0]), "ghost") // no member node
+
+	clock := actor.NewFakeClock(time.Now())
+	logs := actortest.NewLogs()
+	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, func(cfg *rebalance.ClaimsConfig) {
+		cfg.Clock, cfg.Logger = clock, slog.New(logs)
+		cfg.StuckAfter, cfg.Strategy = time.Minute, "balanced"
+	})
+	d := a.want(ps("t", 0, 1, 2, 3)...)
+	a.waitHeld(holds(d, ps("t", 3), 3))
+	ctx, cancel := context.WithTimeout(context.Background(), claimWait)
+	defer cancel()
+	if err := clock.WaitTimers(ctx, 1); err != nil {
+		t.Fatal("the stuck timer was never armed")
+	}
+	clock.Advance(time.Minute - time.Second)
+	if err := other.Conn.Delete(claimPath(ps("t", 1)[0]), -1); err != nil { // handed over in time
+		t.Fatal(err)
+	}
+	a.waitHeld(holds(d, ps("t", 1, 3), 2))
+	clock.Advance(time.Second)
+
+	byHolder := map[string]actortest.Record{}
+	for range 2 {
+		r := logs.Next(t, claimWait)
+		byHolder[r.Attrs["holder"]] = r
+	}
+	if r := byHolder["other"]; r.Level != slog.LevelError || r.Attrs["claims"] != "1" || r.Attrs["first"] != "t:0" ||
+		r.Attrs["holder_strategy"] != "range" || r.Attrs["strategy"] != "balanced" || r.Attrs["held_for"] != "1m0s" {
+		t.Errorf("report on other's claims: %+v", r)
+	}
+	if r := byHolder["ghost"]; r.Level != slog.LevelWarn || r.Attrs["claims"] != "1" || r.Attrs["first"] != "t:2" ||
+		!strings.HasPrefix(r.Attrs["holder_member"], "none") {
+		t.Errorf("report on ghost's claims: %+v", r)
+	}
+	waitNoTimers(t, clock)
+	clock.Advance(time.Hour)
+	if n := logs.Count(); n != 2 {
+		t.Errorf("%d reports, want 2: each holder is reported once", n)
+	}
+}
+
+// waitNoTimers waits until no timer of clock is armed.
+func waitNoTimers(t *testing.T, clock *actor.FakeClock) {
+	t.Helper()
+	deadline := time.Now().Add(claimWait)
+	for clock.Timers() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d timers still armed", clock.Timers())
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

@@ -1,0 +1,124 @@
+package rebalance
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/session"
+)
+
+// armStuck sets the stuck timer to fire when the oldest holder not yet
+// reported has held its claim for StuckAfter, and stops it if there is
+// none.
+func (c *Claims) armStuck() {
+	if c.cfg.StuckAfter <= 0 {
+		return
+	}
+	var oldest time.Time
+	for _, h := range c.holders {
+		if !h.reported && (oldest.IsZero() || h.since.Before(oldest)) {
+			oldest = h.since
+		}
+	}
+	if oldest.IsZero() {
+		c.stuck.Stop()
+		return
+	}
+	c.stuck.Reset(max(oldest.Add(c.cfg.StuckAfter).Sub(c.cfg.Clock.Now()), 0))
+}
+
+// reportStuck logs, once for each holding session, the wanted claims
+// another session has held for StuckAfter or more.
+//
+// Members that compute the same assignment hand a claim over within
+// ReleaseTimeout of seeing the change, or within a session timeout when
+// the holder is cut off, so a claim held longer means they do not agree.
+// Each then waits for the other's claims for ever, and their consumers
+// are silently never given those partitions. The usual cause is members
+// of one group configured with different strategies, or versions that
+// compute differently; another is a process that is not a member of the
+// group holding claims under its owners. The log names the holder and,
+// from its member node, its strategy and version: an error when the
+// strategy differs from this member's, a warning otherwise.
+func (c *Claims) reportStuck() {
+	if c.st.Status != session.Up {
+		return // the next attempt, once the session is up, arms the timer again
+	}
+	now := c.cfg.Clock.Now()
+	bySession := make(map[int64][]Partition)
+	for p, h := range c.holders {
+		if !h.reported && now.Sub(h.since) >= c.cfg.StuckAfter {
+			bySession[h.session] = append(bySession[h.session], p)
+		}
+	}
+	for _, sess := range slices.Sorted(maps.Keys(bySession)) {
+		ps := bySession[sess]
+		partitions.Sort(ps)
+		since := now
+		for _, p := range ps {
+			h := c.holders[p]
+			if h.since.Before(since) {
+				since = h.since
+			}
+			h.reported = true
+			c.holders[p] = h
+		}
+		c.logStuck(sess, ps, now.Sub(since))
+	}
+	c.armStuck()
+}
+
+// memberInfo is what reportStuck reads from a holder's member node.
+type memberInfo struct {
+	Strategy string `json:"strategy"`
+	Version  string `json:"version"`
+}
+
+// logStuck reads who holds ps's claims (the claim's data is its owner's
+// member name) and that member's node, and logs what it found.
+func (c *Claims) logStuck(sess int64, ps []Partition, held time.Duration) {
+	conn := c.st.Conn
+	attrs := []any{
+		"claims", len(ps),
+		"first", ps[0].String(),
+		"held_for", held.Round(time.Second).String(),
+		"holder_session", fmt.Sprintf("%#x", sess),
+		"strategy", c.cfg.Strategy,
+	}
+	level := slog.LevelWarn
+	msg := "zkalloc: claims wanted here have been held by another member for longer than a hand-off takes; check that every member of the group runs the same Strategy and zkalloc version"
+	name, _, err := conn.Get(c.path(ps[0]))
+	if err != nil {
+		attrs = append(attrs, "holder", "unknown: "+err.Error())
+		c.cfg.Logger.Log(context.Background(), level, msg, attrs...)
+		return
+	}
+	attrs = append(attrs, "holder", string(name))
+	data, _, err := conn.Get(c.cfg.Paths.Member(string(name)))
+	var info memberInfo
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		attrs = append(attrs, "holder_member", "none: not a live member of the group")
+	case err != nil:
+		attrs = append(attrs, "holder_member", "unknown: "+err.Error())
+	case json.Unmarshal(data, &info) != nil:
+		attrs = append(attrs, "holder_member", "unreadable: "+string(data))
+	default:
+		attrs = append(attrs, "holder_strategy", cmp.Or(info.Strategy, "unknown"), "holder_version", info.Version)
+		if info.Strategy != "" && info.Strategy != c.cfg.Strategy {
+			level = slog.LevelError
+			msg = "zkalloc: claims wanted here are held by a member that runs another strategy; every member of a group must use the same Strategy, or some partitions are never consumed"
+		}
+	}
+	c.cfg.Logger.Log(context.Background(), level, msg, attrs...)
+}
