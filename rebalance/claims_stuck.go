@@ -96,7 +96,7 @@ func (c *Claims) logStuck(sess int64, ps []Partition, held time.Duration) {
 		"strategy", c.cfg.Strategy,
 	}
 	level := slog.LevelWarn
-	msg := "zkalloc: claims wanted here have been held by another member for longer than a hand-off takes; check that every member of the group runs the same Strategy and zkalloc version"
+	msg := "zkalloc: claims wanted here have been held by another member for longer than a hand-off takes; members of a group must run the same Strategy and zkalloc version (or the holder has a longer ReleaseTimeout)"
 	name, _, err := conn.Get(c.path(ps[0]))
 	if err != nil {
 		attrs = append(attrs, "holder", "unknown: "+err.Error())
