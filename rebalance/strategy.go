@@ -21,7 +21,12 @@ import (
 // rules, an error or a panic keeps the previous assignment in force and
 // is reported; see [Compute].
 type Strategy interface {
-	// Name identifies the strategy in logs and Update reasons.
+	// Name identifies the strategy in logs, Update reasons and the
+	// member's node, where another member that has waited too long for
+	// this one's claims reads it to say whether they disagree on the
+	// strategy. A strategy whose assignments change, in a new version for
+	// instance, should change its name too, so that members running the
+	// old and the new one are told apart.
 	Name() string
 	Assign(members []string, parts []partitions.Partition) (map[string][]partitions.Partition, error)
 }
