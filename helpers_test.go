@@ -149,8 +149,9 @@ func (m *member) snapshot() (zkalloc.Update, chan struct{}) {
 }
 
 // converged checks that every member of the cluster received the same
-// generation and member list, and that their Assigned lists cover want
-// exactly once. It returns what is wrong, or "".
+// generation and member list, that none has partitions pending, and that
+// their Assigned lists cover want exactly once. It returns what is wrong,
+// or "".
 func (c *cluster) converged(want []zkalloc.Partition) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -174,6 +175,9 @@ func (c *cluster) converged(want []zkalloc.Partition) string {
 		}
 		if !slices.IsSortedFunc(u.Assigned, comparePartitions) {
 			return fmt.Sprintf("%s: Assigned not sorted: %v", name, u.Assigned)
+		}
+		if len(u.Pending) > 0 {
+			return fmt.Sprintf("%s: still pending %v", name, u.Pending)
 		}
 		m.mu.Lock()
 		consistent := len(m.owned) == len(u.Assigned)

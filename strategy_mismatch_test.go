@@ -2,6 +2,7 @@ package zkalloc_test
 
 import (
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -35,10 +36,13 @@ func TestStrategyMismatchIsLogged(t *testing.T) {
 	logs := actortest.NewLogs()
 	cfg = c.config("b", seed)
 	cfg.Strategy, cfg.ReleaseTimeout, cfg.Logger = rebalance.Range, time.Second, slog.New(logs)
-	c.start(zkalloc.WithStuckMargin(cfg, 100*time.Millisecond))
+	b := c.start(zkalloc.WithStuckMargin(cfg, 100*time.Millisecond))
 	r := logs.Next(t, testTimeout)
 	if r.Level != slog.LevelError || r.Attrs["holder"] != "a" || r.Attrs["first"] != "t:2" || r.Attrs["claims"] != "1" ||
 		r.Attrs["strategy"] != "range" || r.Attrs["holder_strategy"] != "round-robin" {
 		t.Errorf("b logged %+v; want an error on t:2, held by a, which runs round-robin", r)
+	}
+	if u, _ := b.snapshot(); !slices.Equal(u.Pending, []zkalloc.Partition{{Topic: "t", ID: 2}}) {
+		t.Errorf("b's Pending = %v, want [t:2]", u.Pending)
 	}
 }

@@ -280,7 +280,7 @@ func (a *Actor) compute() {
 	if err != nil {
 		a.cfg.Logger.Error("zkalloc: strategy failed; keeping the previous assignment", "strategy", a.cfg.Strategy.Name(), "err", err)
 		if a.primed {
-			a.publish(a.snap.Assigned, a.snap.Generation, a.snap.Members,
+			a.publish(a.snap.Assigned, a.snap.Pending, a.snap.Generation, a.snap.Members,
 				fmt.Sprintf("strategy failed, keeping the previous assignment: %v", err))
 		}
 		return
@@ -312,13 +312,14 @@ func (a *Actor) keeping() bool {
 func (a *Actor) reconcile(reason string) {
 	up := a.st.Status == session.Up
 	held := a.heldNow()
-	var assigned []Partition
+	var assigned, pending []Partition
 	switch {
 	case up && a.haveTarget && held != nil:
 		assigned = intersect(a.target, held)
+		pending, _ = diff(assigned, a.target)
 		a.keep = true
 	case a.keeping():
-		assigned = a.snap.Assigned // a short blip: keep working
+		assigned, pending = a.snap.Assigned, a.snap.Pending // a short blip: keep working
 	default:
 		a.keep = false
 	}
@@ -327,8 +328,9 @@ func (a *Actor) reconcile(reason string) {
 		if up && a.haveTarget {
 			gen, members = a.targetGen, a.targetOf
 		}
-		if !a.primed || gen != a.snap.Generation || !slices.Equal(members, a.snap.Members) || !slices.Equal(assigned, a.snap.Assigned) {
-			a.publish(assigned, gen, members, reason)
+		if !a.primed || gen != a.snap.Generation || !slices.Equal(members, a.snap.Members) ||
+			!slices.Equal(assigned, a.snap.Assigned) || !slices.Equal(pending, a.snap.Pending) {
+			a.publish(assigned, pending, gen, members, reason)
 		}
 	}
 	if !up || !a.haveTarget {
@@ -398,8 +400,8 @@ func wantedSince(prev []Partition, since []uint64, want []Partition, seq uint64)
 }
 
 // publish puts a snapshot assigning assigned, relative to what the
-// consumer last received.
-func (a *Actor) publish(assigned []Partition, gen int64, members []string, reason string) {
+// consumer last received, with pending still to come.
+func (a *Actor) publish(assigned, pending []Partition, gen int64, members []string, reason string) {
 	a.seq++
 	added, revoked := diff(a.ho.cur, assigned) // relative to what the consumer last received
 	u := Update{
@@ -408,6 +410,7 @@ func (a *Actor) publish(assigned []Partition, gen int64, members []string, reaso
 		Assigned:   assigned,
 		Added:      added,
 		Revoked:    revoked,
+		Pending:    pending,
 		Reason:     reason,
 		seq:        a.seq,
 		acks:       a.acks,

@@ -45,8 +45,8 @@ func TestHandoffAddsOnlyClaimedPartitions(t *testing.T) {
 	// t:1 is still claimed by its previous owner.
 	h.grant(d, ps("t", 0, 2)...)
 	u := h.next()
-	if !slices.Equal(u.Assigned, ps("t", 0, 2)) {
-		t.Fatalf("Assigned = %v before t:1 was claimed, want [t:0 t:2]", u.Assigned)
+	if !slices.Equal(u.Assigned, ps("t", 0, 2)) || !slices.Equal(u.Pending, ps("t", 1)) {
+		t.Fatalf("Assigned = %v, Pending = %v before t:1 was claimed, want [t:0 t:2] and [t:1]", u.Assigned, u.Pending)
 	}
 	select {
 	case <-h.a.Ready():
@@ -55,8 +55,8 @@ func TestHandoffAddsOnlyClaimedPartitions(t *testing.T) {
 	}
 	h.grant(d, ps("t", 0, 1, 2)...)
 	u = h.next()
-	if !slices.Equal(u.Added, ps("t", 1)) || !slices.Equal(u.Assigned, ps("t", 0, 1, 2)) {
-		t.Fatalf("after the claim: %+v, want t:1 added", u)
+	if !slices.Equal(u.Added, ps("t", 1)) || !slices.Equal(u.Assigned, ps("t", 0, 1, 2)) || len(u.Pending) > 0 {
+		t.Fatalf("after the claim: %+v, want t:1 added and nothing pending", u)
 	}
 }
 

@@ -28,6 +28,12 @@ type Update struct {
 	// (conflated) updates lose nothing: their changes are folded in.
 	Added   []Partition
 	Revoked []Partition
+	// Pending is every partition the assignment gives this member that it
+	// cannot list in Assigned yet, sorted: its previous owner has not
+	// released it (it waits for its own consumer's Ack, or its session to
+	// end) or the claim is being created. Empty once the hand-off is
+	// complete; a group has converged when every member's is.
+	Pending []Partition
 	// Reason says why this update was published, for logs.
 	Reason string
 
