@@ -74,8 +74,12 @@ func run(servers string, verbose bool) error {
 			for u := range alloc.Updates() {
 				// A real consumer stops u.Revoked here, acks, then starts u.Added.
 				u.Ack()
-				fmt.Printf("  %-3s gen %#x  members %v  assigned %s  added %s  revoked %s\n",
-					name, u.Generation, u.Members, list(u.Assigned), list(u.Added), list(u.Revoked))
+				pending := ""
+				if len(u.Pending) > 0 {
+					pending = "  pending " + list(u.Pending)
+				}
+				fmt.Printf("  %-3s gen %#x  members %v  assigned %s  added %s  revoked %s%s\n",
+					name, u.Generation, u.Members, list(u.Assigned), list(u.Added), list(u.Revoked), pending)
 			}
 			fmt.Printf("  %-3s updates closed\n", name)
 		}()
