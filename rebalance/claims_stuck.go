@@ -55,8 +55,16 @@ func (c *Claims) reportStuck() {
 		return // the next attempt, once the session is up, arms the timer again
 	}
 	now := c.cfg.Clock.Now()
+	wanted := make(map[Partition]bool, len(c.desired.Want))
+	for _, p := range c.desired.Want {
+		wanted[p] = true
+	}
 	bySession := make(map[int64][]Partition)
 	for p, h := range c.holders {
+		if !wanted[p] {
+			delete(c.holders, p) // no longer wanted; the next attempt has not run yet
+			continue
+		}
 		if !h.reported && now.Sub(h.since) >= c.cfg.StuckAfter {
 			bySession[h.session] = append(bySession[h.session], p)
 		}
