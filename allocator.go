@@ -35,6 +35,11 @@ var (
 	// ErrDuplicateMember is wrapped by Start's error when another live
 	// process holds this member's name in the group.
 	ErrDuplicateMember = membership.ErrDuplicateMember
+	// ErrStrategyMismatch is wrapped by Start's error when a live member
+	// of the group runs another strategy: members that compute different
+	// assignments would leave partitions unconsumed. The error names the
+	// member and both strategies.
+	ErrStrategyMismatch = membership.ErrStrategyMismatch
 )
 
 // Allocator is one member of a consumer group. Create it with [New], call
@@ -70,11 +75,12 @@ func New(cfg Config) (*Allocator, error) {
 
 	sess := session.New(session.Config{Servers: cfg.Servers, Timeout: cfg.SessionTimeout, WrapConn: cfg.wrapConn, Logger: log})
 	members := membership.New(membership.Config{
-		Paths:   paths,
-		Member:  cfg.Member,
-		Data:    memberData(cfg.Strategy.Name()),
-		Session: sess.Subscribe(),
-		Logger:  log,
+		Paths:    paths,
+		Member:   cfg.Member,
+		Data:     memberData(cfg.Strategy.Name()),
+		Strategy: cfg.Strategy.Name(),
+		Session:  sess.Subscribe(),
+		Logger:   log,
 	})
 	set, err := partitions.New(partitions.Config{Paths: paths, Seed: cfg.Partitions, Session: sess.Subscribe(), Logger: log})
 	if err != nil {
@@ -90,7 +96,7 @@ func New(cfg Config) (*Allocator, error) {
 		Logger:  log,
 		// The longest a hand-off between members that agree can take: the
 		// holder debounces, its consumer acks, or its session expires.
-		StuckAfter: 5*cfg.Settle + cfg.ReleaseTimeout + cfg.SessionTimeout + cfg.stuckMargin,
+		StuckAfter: 5*cfg.Settle + cfg.ReleaseTimeout + cfg.SessionTimeout + stuckMargin,
 		Strategy:   cfg.Strategy.Name(),
 	})
 	reb := rebalance.New(rebalance.Config{
@@ -132,9 +138,11 @@ func memberData(strategy string) []byte {
 
 // Start connects to ZooKeeper, joins the group and merges the seed
 // partitions, and returns once the first [Update] is available on
-// [Allocator.Updates]. If ctx ends first, or the member's name is held by
-// another live process ([ErrDuplicateMember]), Start closes the allocator
-// and returns the error. Start may be called once.
+// [Allocator.Updates]. If ctx ends first, the member's name is held by
+// another live process ([ErrDuplicateMember]) or the group's members run
+// another strategy ([ErrStrategyMismatch]; Start reads a few of their
+// nodes before joining), Start closes the allocator and returns the
+// error. Start may be called once.
 func (a *Allocator) Start(ctx context.Context) error {
 	a.mu.Lock()
 	if a.closed {

@@ -46,9 +46,11 @@ type Config struct {
 	// Strategy computes the assignment; default [rebalance.RoundRobin]. All
 	// members of a group must use the same one: members that disagree wait
 	// for claims the others keep, and some partitions are never consumed.
-	// A member that has waited for another's claims longer than a hand-off
-	// can take (5 × Settle + ReleaseTimeout + SessionTimeout + 10 s) logs
-	// who holds them, as an error naming both strategies when they differ.
+	// Start refuses to join a group whose members run another
+	// ([ErrStrategyMismatch]); a member that, despite that, has waited for
+	// another's claims longer than a hand-off can take (5 × Settle +
+	// ReleaseTimeout + SessionTimeout + 10 s) logs who holds them, as an
+	// error naming both strategies when they differ.
 	Strategy rebalance.Strategy
 	// SessionTimeout is the ZooKeeper session timeout asked for; default
 	// [DefaultSessionTimeout]. The server may grant another within its
@@ -78,13 +80,10 @@ type Config struct {
 	// wrapConn, set only by tests (export_test.go), instruments the
 	// ZooKeeper client, for instance to count requests.
 	wrapConn func(session.Conn) session.Conn
-	// stuckMargin is added to the longest a hand-off can take before a
-	// member logs who holds the claims it waits for (see Strategy);
-	// default stuckMargin, shorter only in tests (export_test.go).
-	stuckMargin time.Duration
 }
 
-// stuckMargin is the default of Config.stuckMargin.
+// stuckMargin is added to the longest a hand-off can take before a member
+// logs who holds the claims it waits for (see Config.Strategy).
 const stuckMargin = 10 * time.Second
 
 // withDefaults validates c and returns it with defaults filled in and the
@@ -134,9 +133,6 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Strategy == nil {
 		c.Strategy = rebalance.RoundRobin
-	}
-	if c.stuckMargin == 0 {
-		c.stuckMargin = stuckMargin
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

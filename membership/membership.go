@@ -38,6 +38,11 @@ type Config struct {
 	// Data is stored in the member's node: a small JSON description.
 	Data    []byte
 	Session *actor.Latest[session.State]
+	// Strategy, if set, is the name of this member's strategy, also in
+	// Data: before it first registers, the member reads a few other
+	// members' nodes and refuses to join a group whose members name
+	// another (see [ErrStrategyMismatch]).
+	Strategy string
 	// Resync is the period of the safety re-list; default 30s.
 	Resync time.Duration
 	Logger *slog.Logger
@@ -55,6 +60,7 @@ type Membership struct {
 	registeredIn int64              // the session our node was created in, 0 if none
 	ownSessions  map[int64]struct{} // every session this actor has had
 	needRegister bool
+	needPeers    bool // before the first registration: check the others' strategy
 	needOwnWatch bool // registered: watch our own node
 	needList     bool
 	watch        <-chan zk.Event // on the member list
@@ -74,7 +80,7 @@ func New(cfg Config) *Membership {
 	if cfg.Clock == nil {
 		cfg.Clock = actor.RealClock()
 	}
-	return &Membership{cfg: cfg, out: actor.NewOutbox[View](), ownSessions: make(map[int64]struct{})}
+	return &Membership{cfg: cfg, out: actor.NewOutbox[View](), ownSessions: make(map[int64]struct{}), needPeers: cfg.Strategy != ""}
 }
 
 // Views delivers member lists, latest-wins: a slow reader gets the newest
@@ -82,9 +88,11 @@ func New(cfg Config) *Membership {
 func (m *Membership) Views() <-chan View { return m.out.C() }
 
 // Run registers the member and publishes views until ctx is cancelled
-// (returning nil) or the name is found in use by another live session
-// (returning an error wrapping [ErrDuplicateMember]). ZooKeeper errors are
-// retried with backoff for as long as it runs.
+// (returning nil), the name is found in use by another live session
+// (returning an error wrapping [ErrDuplicateMember]) or, before the first
+// registration, another member is found running another strategy
+// ([ErrStrategyMismatch]). ZooKeeper errors are retried with backoff for
+// as long as it runs.
 func (m *Membership) Run(ctx context.Context) error {
 	defer m.out.Close()
 	resync := m.cfg.Clock.NewTimer(m.cfg.Resync)
@@ -94,7 +102,7 @@ func (m *Membership) Run(ctx context.Context) error {
 
 	for {
 		if m.st.Status == session.Up && (m.needRegister || m.needOwnWatch || m.needList) {
-			if stop, err := pace.Attempt(ctx, m.cfg.Logger, "membership update", m.work, isDuplicate); stop {
+			if stop, err := pace.Attempt(ctx, m.cfg.Logger, "membership update", m.work, isFatal); stop {
 				return err
 			}
 		}
@@ -148,6 +156,12 @@ func (m *Membership) onSession(st session.State) {
 // work registers and lists as needed, in the current session.
 func (m *Membership) work() error {
 	conn := m.st.Conn
+	if m.needPeers {
+		if err := m.checkPeers(conn); err != nil {
+			return err
+		}
+		m.needPeers = false
+	}
 	if m.needRegister {
 		if err := m.register(conn); err != nil {
 			return err
@@ -208,7 +222,10 @@ func (m *Membership) list(conn session.Conn) error {
 	return nil
 }
 
-func isDuplicate(err error) bool { return errors.Is(err, ErrDuplicateMember) }
+// isFatal says which errors end Run instead of being retried.
+func isFatal(err error) bool {
+	return errors.Is(err, ErrDuplicateMember) || errors.Is(err, ErrStrategyMismatch)
+}
 
 // register creates the member's ephemeral node in the current session.
 func (m *Membership) register(conn session.Conn) error {

@@ -44,19 +44,23 @@ type member struct {
 
 func startMember(t *testing.T, servers []string, name string, data []byte, timeout time.Duration) *member {
 	t.Helper()
-	return startMemberWrapped(t, servers, name, data, timeout, nil)
+	return startMemberWith(t, servers, name, data, timeout, nil, nil)
 }
 
-// startMemberWrapped is startMember with the session's connection wrapped
-// by wrap, if it is not nil.
-func startMemberWrapped(t *testing.T, servers []string, name string, data []byte, timeout time.Duration, wrap func(session.Conn) session.Conn) *member {
+// startMemberWith is startMember with the session's connection wrapped by
+// wrap and the actor's config changed by configure; either may be nil.
+func startMemberWith(t *testing.T, servers []string, name string, data []byte, timeout time.Duration, wrap func(session.Conn) session.Conn, configure func(*membership.Config)) *member {
 	t.Helper()
 	sess := session.New(session.Config{Servers: servers, Timeout: timeout, WrapConn: wrap})
+	cfg := membership.Config{Paths: paths, Member: name, Data: data, Session: sess.Subscribe()}
+	if configure != nil {
+		configure(&cfg)
+	}
 	m := &member{
 		t:     t,
 		name:  name,
 		probe: sess.Subscribe(),
-		m:     membership.New(membership.Config{Paths: paths, Member: name, Data: data, Session: sess.Subscribe()}),
+		m:     membership.New(cfg),
 		done:  make(chan struct{}),
 	}
 	var g actor.Group
@@ -315,9 +319,9 @@ func TestMembershipRetriesItsOwnWatch(t *testing.T) {
 	servers := []string{srv.Addr()}
 	var failed atomic.Bool
 	watched := make(chan struct{}, 1)
-	m := startMemberWrapped(t, servers, "m", nil, 4*time.Second, func(c session.Conn) session.Conn {
+	m := startMemberWith(t, servers, "m", nil, 4*time.Second, func(c session.Conn) session.Conn {
 		return flakyOwnWatch{Conn: c, failed: &failed, watched: watched}
-	})
+	}, nil)
 	m.waitSession("up", isUp)
 	select {
 	case <-watched:
@@ -351,4 +355,36 @@ func takeOver(t *testing.T, servers []string, m *member) {
 	if !errors.Is(m.err, membership.ErrDuplicateMember) || !strings.Contains(m.err.Error(), "usurper") {
 		t.Fatalf("Run = %v, want ErrDuplicateMember naming the usurper", m.err)
 	}
+}
+
+// TestMembershipRefusesAnotherStrategy: before it first registers, a
+// member reads the first few other members' nodes and refuses to join if
+// one names another strategy; nodes that name none, or the same, pass.
+func TestMembershipRefusesAnotherStrategy(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers := []string{srv.Addr()}
+	obs := observe(t, servers)
+	withStrategy := func(name string) func(*membership.Config) {
+		return func(cfg *membership.Config) { cfg.Strategy = name }
+	}
+	old := startMember(t, servers, "a-old", []byte(`{"host":"h0","pid":1}`), 4*time.Second) // an older version: no strategy
+	old.waitView(listing("a-old"))
+	same := startMemberWith(t, servers, "b-same", []byte(`{"host":"h1","pid":3,"strategy":"balanced"}`), 4*time.Second, nil, withStrategy("balanced"))
+	same.waitView(listing("a-old", "b-same"))
+
+	other := startMemberWith(t, servers, "c-other", []byte(`{"host":"h2","pid":2,"strategy":"range"}`), 4*time.Second, nil, withStrategy("range"))
+	other.failed = true
+	select {
+	case <-other.done:
+	case <-time.After(wait):
+		t.Fatalf("a member with another strategy still runs after %v", wait)
+	}
+	if !errors.Is(other.err, membership.ErrStrategyMismatch) || !strings.Contains(other.err.Error(), `member "b-same" runs strategy "balanced" (host h1, pid 3`) {
+		t.Fatalf("Run with another strategy = %v, want ErrStrategyMismatch naming b-same", other.err)
+	}
+	if exists, _, err := obs.Conn.Exists(paths.Member("c-other")); err != nil || exists {
+		t.Errorf("c-other's node exists = %v (%v); it must not join", exists, err)
+	}
+	same.waitView(listing("a-old", "b-same"))
 }

@@ -1,0 +1,60 @@
+package membership
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkalloc/zkalloc/internal/inflight"
+	"github.com/zkalloc/zkalloc/session"
+)
+
+// ErrStrategyMismatch is returned by [Membership.Run] when, before the
+// member first registers, a live member of the group names a strategy in
+// its node other than Config.Strategy.
+var ErrStrategyMismatch = errors.New("membership: the group's members run another strategy")
+
+// peersChecked is how many other members' nodes the check before the
+// first registration reads: a newcomer that disagrees with its group
+// disagrees with any of them, and a few keep a join in a large group to
+// one more round trip.
+const peersChecked = 3
+
+// checkPeers reads the nodes of the first few other members of the group
+// and returns an error wrapping [ErrStrategyMismatch] if one of them names
+// another strategy than ours. Nodes without a strategy (older versions)
+// and nodes gone meanwhile pass.
+func (m *Membership) checkPeers(conn session.Conn) error {
+	names, _, err := conn.Children(m.cfg.Paths.Members())
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil // the first member of the group
+	}
+	if err != nil {
+		return fmt.Errorf("list members: %w", err)
+	}
+	slices.Sort(names)
+	names = slices.DeleteFunc(names, func(n string) bool { return n == m.cfg.Member })
+	names = names[:min(len(names), peersChecked)]
+	data := make([][]byte, len(names))
+	errs := make([]error, len(names))
+	inflight.Do(len(names), func(i int) { data[i], _, errs[i] = conn.Get(m.cfg.Paths.Member(names[i])) })
+	for i, name := range names {
+		switch {
+		case errors.Is(errs[i], zk.ErrNoNode):
+			continue
+		case errs[i] != nil:
+			return fmt.Errorf("read member %s: %w", name, errs[i])
+		}
+		var peer struct {
+			Strategy string `json:"strategy"`
+		}
+		if json.Unmarshal(data[i], &peer) == nil && peer.Strategy != "" && peer.Strategy != m.cfg.Strategy {
+			return fmt.Errorf("%w: member %q runs strategy %q (%s), this one %q; every member of a group must use the same strategy (if %q has stopped, its node goes within its session timeout)",
+				ErrStrategyMismatch, name, peer.Strategy, describe(data[i]), m.cfg.Strategy, name)
+		}
+	}
+	return nil
+}
