@@ -45,7 +45,8 @@
 // [Update.Generation]. A member that loses its connection to ZooKeeper
 // revokes all its partitions (at once, or after Config.DisconnectGrace),
 // always before its session can expire; after an expiry it joins again
-// with a new session and reclaims. Updates are latest-wins snapshots: a
-// slow consumer never holds up the allocator and never misses a
-// revocation.
+// with a new session and reclaims. A member configured with another
+// strategy than its group's is refused at Start ([ErrStrategyMismatch]).
+// Updates are latest-wins snapshots: a slow consumer never holds up the
+// allocator and never misses a revocation.
 package zkalloc
