@@ -44,10 +44,12 @@ func (c *Claims) armStuck() {
 // ReleaseTimeout of seeing the change, or within a session timeout when
 // the holder is cut off, so a claim held longer means they do not agree.
 // Each then waits for the other's claims for ever, and their consumers
-// are silently never given those partitions. The usual cause is members
-// of one group configured with different strategies, or versions that
-// compute differently; another is a process that is not a member of the
-// group holding claims under its owners. The log names the holder and,
+// are silently never given those partitions. The cause is members of one
+// group that run different strategies and got past the check at their
+// start (they started at the same moment, or one is of an older version
+// whose node names no strategy), versions that compute differently under
+// one strategy name, or a process that is not a member of the group
+// holding claims under its owners. The log names the holder and,
 // from its member node, its strategy and version: an error when the
 // strategy differs from this member's, a warning otherwise.
 func (c *Claims) reportStuck() {
