@@ -2,12 +2,9 @@ package zkalloc
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
-	"time"
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
@@ -77,7 +74,7 @@ func New(cfg Config) (*Allocator, error) {
 	members := membership.New(membership.Config{
 		Paths:    paths,
 		Member:   cfg.Member,
-		Data:     memberData(cfg.Strategy.Name()),
+		Data:     membership.ThisProcess(cfg.Strategy.Name()).Data(),
 		Strategy: cfg.Strategy.Name(),
 		Session:  sess.Subscribe(),
 		Logger:   log,
@@ -119,21 +116,6 @@ func New(cfg Config) (*Allocator, error) {
 	a.group.Add("claims", claims)
 	a.group.Add("rebalance", reb)
 	return a, nil
-}
-
-// memberData describes this process in its member node; the strategy lets
-// a member that waits too long for another's claims say whether the two
-// disagree on it.
-func memberData(strategy string) []byte {
-	host, _ := os.Hostname()
-	b, _ := json.Marshal(struct {
-		Host     string `json:"host"`
-		PID      int    `json:"pid"`
-		Started  string `json:"started"`
-		Version  string `json:"version"`
-		Strategy string `json:"strategy"`
-	}{host, os.Getpid(), time.Now().UTC().Format(time.RFC3339), "zkalloc/1", strategy})
-	return b
 }
 
 // Start connects to ZooKeeper, joins the group and merges the seed

@@ -2,7 +2,6 @@ package membership
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -317,19 +316,6 @@ func decide(owner, current int64, own map[int64]struct{}) decision {
 		return replace
 	}
 	return refuse
-}
-
-// describe renders a member node's data for an error message.
-func describe(data []byte) string {
-	var info struct {
-		Host    string `json:"host"`
-		PID     int    `json:"pid"`
-		Started string `json:"started"`
-	}
-	if json.Unmarshal(data, &info) != nil || info.Host == "" {
-		return fmt.Sprintf("data %q", data)
-	}
-	return fmt.Sprintf("host %s, pid %d, started %s", info.Host, info.PID, info.Started)
 }
 
 func (m *Membership) publish(v View) {

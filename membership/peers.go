@@ -1,7 +1,6 @@
 package membership
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -48,10 +47,7 @@ func (m *Membership) checkPeers(conn session.Conn) error {
 		case errs[i] != nil:
 			return fmt.Errorf("read member %s: %w", name, errs[i])
 		}
-		var peer struct {
-			Strategy string `json:"strategy"`
-		}
-		if json.Unmarshal(data[i], &peer) == nil && peer.Strategy != "" && peer.Strategy != m.cfg.Strategy {
+		if peer, ok := ParseInfo(data[i]); ok && peer.Strategy != "" && peer.Strategy != m.cfg.Strategy {
 			return fmt.Errorf("%w: member %q runs strategy %q (%s), this one %q; every member of a group must use the same strategy (if %q has stopped, its node goes within its session timeout)",
 				ErrStrategyMismatch, name, peer.Strategy, describe(data[i]), m.cfg.Strategy, name)
 		}

@@ -3,7 +3,6 @@ package rebalance
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/session"
 )
@@ -88,12 +88,6 @@ func (c *Claims) reportStuck() {
 	c.armStuck()
 }
 
-// memberInfo is what reportStuck reads from a holder's member node.
-type memberInfo struct {
-	Strategy string `json:"strategy"`
-	Version  string `json:"version"`
-}
-
 // logStuck reads who holds ps's claims (the claim's data is its owner's
 // member name) and that member's node, and logs what it found.
 func (c *Claims) logStuck(sess int64, ps []Partition, held time.Duration) {
@@ -115,13 +109,13 @@ func (c *Claims) logStuck(sess int64, ps []Partition, held time.Duration) {
 	}
 	attrs = append(attrs, "holder", string(name))
 	data, _, err := conn.Get(c.cfg.Paths.Member(string(name)))
-	var info memberInfo
+	info, ok := membership.ParseInfo(data)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		attrs = append(attrs, "holder_member", "none: not a live member of the group")
 	case err != nil:
 		attrs = append(attrs, "holder_member", "unknown: "+err.Error())
-	case json.Unmarshal(data, &info) != nil:
+	case !ok:
 		attrs = append(attrs, "holder_member", "unreadable: "+string(data))
 	default:
 		attrs = append(attrs, "holder_strategy", cmp.Or(info.Strategy, "unknown"), "holder_version", info.Version)

@@ -1,0 +1,46 @@
+package membership
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+)
+
+// Info is what a member's node says about the process that runs it, as
+// JSON. Older versions wrote no Strategy.
+type Info struct {
+	Host     string `json:"host"`
+	PID      int    `json:"pid"`
+	Started  string `json:"started"` // RFC 3339, UTC
+	Version  string `json:"version"`
+	Strategy string `json:"strategy"` // the name of the member's rebalance strategy
+}
+
+// ThisProcess returns the Info of the calling process, started now, for
+// a member running the named strategy.
+func ThisProcess(strategy string) Info {
+	host, _ := os.Hostname()
+	return Info{Host: host, PID: os.Getpid(), Started: time.Now().UTC().Format(time.RFC3339), Version: "zkalloc/1", Strategy: strategy}
+}
+
+// Data encodes i for a member node.
+func (i Info) Data() []byte {
+	b, _ := json.Marshal(i) // cannot fail: strings and an int
+	return b
+}
+
+// ParseInfo decodes a member node's data; ok is false if it is not the
+// JSON of an Info (a node written by something else).
+func ParseInfo(data []byte) (i Info, ok bool) {
+	return i, json.Unmarshal(data, &i) == nil
+}
+
+// describe renders a member node's data for an error message.
+func describe(data []byte) string {
+	i, ok := ParseInfo(data)
+	if !ok || i.Host == "" {
+		return fmt.Sprintf("data %q", data)
+	}
+	return fmt.Sprintf("host %s, pid %d, started %s", i.Host, i.PID, i.Started)
+}
