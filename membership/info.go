@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"time"
 )
 
@@ -21,7 +22,33 @@ type Info struct {
 // a member running the named strategy.
 func ThisProcess(strategy string) Info {
 	host, _ := os.Hostname()
-	return Info{Host: host, PID: os.Getpid(), Started: time.Now().UTC().Format(time.RFC3339), Version: "zkalloc/1", Strategy: strategy}
+	return Info{Host: host, PID: os.Getpid(), Started: time.Now().UTC().Format(time.RFC3339), Version: Version(), Strategy: strategy}
+}
+
+// modulePath is zkalloc's module, whose version [Version] reports.
+const modulePath = "github.com/zkalloc/zkalloc"
+
+// Version returns "zkalloc/" and the version of the zkalloc module built
+// into this program, as the go command recorded it ("v1.2.0", a
+// pseudo-version, or "(devel)" when zkalloc itself is the main module),
+// or "zkalloc/unknown" without build information.
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "zkalloc/unknown"
+	}
+	if bi.Main.Path == modulePath {
+		return "zkalloc/" + bi.Main.Version
+	}
+	for _, d := range bi.Deps {
+		if d.Path == modulePath {
+			if d.Replace != nil {
+				return "zkalloc/" + d.Version + " => " + d.Replace.Path + " " + d.Replace.Version
+			}
+			return "zkalloc/" + d.Version
+		}
+	}
+	return "zkalloc/unknown"
 }
 
 // Data encodes i for a member node.

@@ -1,6 +1,7 @@
 package membership_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/zkalloc/zkalloc/membership"
@@ -9,7 +10,7 @@ import (
 func TestInfoRoundTrip(t *testing.T) {
 	t.Parallel()
 	want := membership.ThisProcess("balanced")
-	if want.Host == "" || want.PID == 0 || want.Started == "" || want.Version == "" {
+	if want.Host == "" || want.PID == 0 || want.Started == "" || !strings.HasPrefix(want.Version, "zkalloc/") || want.Version == "zkalloc/unknown" {
 		t.Fatalf("ThisProcess = %+v, want every field set", want)
 	}
 	got, ok := membership.ParseInfo(want.Data())

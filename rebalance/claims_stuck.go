@@ -98,6 +98,7 @@ func (c *Claims) logStuck(sess int64, ps []Partition, held time.Duration) {
 		"held_for", held.Round(time.Second).String(),
 		"holder_session", fmt.Sprintf("%#x", sess),
 		"strategy", c.cfg.Strategy,
+		"version", membership.Version(),
 	}
 	level := slog.LevelWarn
 	msg := "zkalloc: claims wanted here have been held by another member for longer than a hand-off takes; members of a group must run the same Strategy and zkalloc version (or the holder has a longer ReleaseTimeout)"
