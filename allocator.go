@@ -72,12 +72,11 @@ func New(cfg Config) (*Allocator, error) {
 
 	sess := session.New(session.Config{Servers: cfg.Servers, Timeout: cfg.SessionTimeout, WrapConn: cfg.wrapConn, Logger: log})
 	members := membership.New(membership.Config{
-		Paths:    paths,
-		Member:   cfg.Member,
-		Data:     membership.ThisProcess(cfg.Strategy.Name()).Data(),
-		Strategy: cfg.Strategy.Name(),
-		Session:  sess.Subscribe(),
-		Logger:   log,
+		Paths:   paths,
+		Member:  cfg.Member,
+		Data:    membership.ThisProcess(cfg.Strategy.Name()).Data(),
+		Session: sess.Subscribe(),
+		Logger:  log,
 	})
 	set, err := partitions.New(partitions.Config{Paths: paths, Seed: cfg.Partitions, Session: sess.Subscribe(), Logger: log})
 	if err != nil {

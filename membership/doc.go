@@ -6,8 +6,8 @@
 // the same name left by one of this actor's own earlier sessions is
 // replaced; one held by any other live session means another process uses
 // the name, and Run fails with [ErrDuplicateMember] rather than steal it.
-// Before its first registration, a member given its strategy's name reads
-// the nodes of the first few other members and fails with
+// Before its first registration, a member whose node data names its
+// strategy reads the nodes of the first few other members and fails with
 // [ErrStrategyMismatch] if one names another strategy.
 // The member list is watched, and re-listed after every reconnection and
 // on a periodic safety timer, because watches are hints that can be lost.

@@ -34,14 +34,12 @@ type View struct {
 type Config struct {
 	Paths  zkpath.Group
 	Member string
-	// Data is stored in the member's node: a small JSON description.
+	// Data is stored in the member's node: a small JSON description, an
+	// [Info]. If it names a strategy, the member reads a few other
+	// members' nodes before it first registers and refuses to join a
+	// group whose members name another (see [ErrStrategyMismatch]).
 	Data    []byte
 	Session *actor.Latest[session.State]
-	// Strategy, if set, is the name of this member's strategy, also in
-	// Data: before it first registers, the member reads a few other
-	// members' nodes and refuses to join a group whose members name
-	// another (see [ErrStrategyMismatch]).
-	Strategy string
 	// Resync is the period of the safety re-list; default 30s.
 	Resync time.Duration
 	Logger *slog.Logger
@@ -59,8 +57,9 @@ type Membership struct {
 	registeredIn int64              // the session our node was created in, 0 if none
 	ownSessions  map[int64]struct{} // every session this actor has had
 	needRegister bool
-	needPeers    bool // before the first registration: check the others' strategy
-	needOwnWatch bool // registered: watch our own node
+	strategy     string // named in Data; "" if none
+	needPeers    bool   // before the first registration: check the others' strategy
+	needOwnWatch bool   // registered: watch our own node
 	needList     bool
 	watch        <-chan zk.Event // on the member list
 	ownWatch     <-chan zk.Event // on our own node: deleted, or changed, by someone else
@@ -79,7 +78,8 @@ func New(cfg Config) *Membership {
 	if cfg.Clock == nil {
 		cfg.Clock = actor.RealClock()
 	}
-	return &Membership{cfg: cfg, out: actor.NewOutbox[View](), ownSessions: make(map[int64]struct{}), needPeers: cfg.Strategy != ""}
+	own, _ := ParseInfo(cfg.Data)
+	return &Membership{cfg: cfg, out: actor.NewOutbox[View](), ownSessions: make(map[int64]struct{}), strategy: own.Strategy, needPeers: own.Strategy != ""}
 }
 
 // Views delivers member lists, latest-wins: a slow reader gets the newest

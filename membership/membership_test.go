@@ -44,23 +44,19 @@ type member struct {
 
 func startMember(t *testing.T, servers []string, name string, data []byte, timeout time.Duration) *member {
 	t.Helper()
-	return startMemberWith(t, servers, name, data, timeout, nil, nil)
+	return startMemberWrapped(t, servers, name, data, timeout, nil)
 }
 
-// startMemberWith is startMember with the session's connection wrapped by
-// wrap and the actor's config changed by configure; either may be nil.
-func startMemberWith(t *testing.T, servers []string, name string, data []byte, timeout time.Duration, wrap func(session.Conn) session.Conn, configure func(*membership.Config)) *member {
+// startMemberWrapped is startMember with the session's connection wrapped
+// by wrap, if it is not nil.
+func startMemberWrapped(t *testing.T, servers []string, name string, data []byte, timeout time.Duration, wrap func(session.Conn) session.Conn) *member {
 	t.Helper()
 	sess := session.New(session.Config{Servers: servers, Timeout: timeout, WrapConn: wrap})
-	cfg := membership.Config{Paths: paths, Member: name, Data: data, Session: sess.Subscribe()}
-	if configure != nil {
-		configure(&cfg)
-	}
 	m := &member{
 		t:     t,
 		name:  name,
 		probe: sess.Subscribe(),
-		m:     membership.New(cfg),
+		m:     membership.New(membership.Config{Paths: paths, Member: name, Data: data, Session: sess.Subscribe()}),
 		done:  make(chan struct{}),
 	}
 	var g actor.Group
@@ -319,9 +315,9 @@ func TestMembershipRetriesItsOwnWatch(t *testing.T) {
 	servers := []string{srv.Addr()}
 	var failed atomic.Bool
 	watched := make(chan struct{}, 1)
-	m := startMemberWith(t, servers, "m", nil, 4*time.Second, func(c session.Conn) session.Conn {
+	m := startMemberWrapped(t, servers, "m", nil, 4*time.Second, func(c session.Conn) session.Conn {
 		return flakyOwnWatch{Conn: c, failed: &failed, watched: watched}
-	}, nil)
+	})
 	m.waitSession("up", isUp)
 	select {
 	case <-watched:
@@ -365,15 +361,12 @@ func TestMembershipRefusesAnotherStrategy(t *testing.T) {
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers := []string{srv.Addr()}
 	obs := observe(t, servers)
-	withStrategy := func(name string) func(*membership.Config) {
-		return func(cfg *membership.Config) { cfg.Strategy = name }
-	}
 	old := startMember(t, servers, "a-old", []byte(`{"host":"h0","pid":1}`), 4*time.Second) // an older version: no strategy
 	old.waitView(listing("a-old"))
-	same := startMemberWith(t, servers, "b-same", []byte(`{"host":"h1","pid":3,"strategy":"balanced"}`), 4*time.Second, nil, withStrategy("balanced"))
+	same := startMember(t, servers, "b-same", []byte(`{"host":"h1","pid":3,"strategy":"balanced"}`), 4*time.Second)
 	same.waitView(listing("a-old", "b-same"))
 
-	other := startMemberWith(t, servers, "c-other", []byte(`{"host":"h2","pid":2,"strategy":"range"}`), 4*time.Second, nil, withStrategy("range"))
+	other := startMember(t, servers, "c-other", []byte(`{"host":"h2","pid":2,"strategy":"range"}`), 4*time.Second)
 	other.failed = true
 	select {
 	case <-other.done:
