@@ -53,20 +53,14 @@ func (c *Claims) armStuck() {
 // from its member node, its strategy and version: an error when the
 // strategy differs from this member's, a warning otherwise.
 func (c *Claims) reportStuck() {
-	if c.st.Status != session.Up {
-		return // the next attempt, once the session is up, arms the timer again
+	if c.st.Status != session.Up || c.dirty {
+		// An attempt is due (the wanted set may have changed since the
+		// holders were recorded); once it succeeds it arms the timer again.
+		return
 	}
 	now := c.cfg.Clock.Now()
-	wanted := make(map[Partition]bool, len(c.desired.Want))
-	for _, p := range c.desired.Want {
-		wanted[p] = true
-	}
 	bySession := make(map[int64][]Partition)
 	for p, h := range c.holders {
-		if !wanted[p] {
-			delete(c.holders, p) // no longer wanted; the next attempt has not run yet
-			continue
-		}
 		if !h.reported && now.Sub(h.since) >= c.cfg.StuckAfter {
 			bySession[h.session] = append(bySession[h.session], p)
 		}
