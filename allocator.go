@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
@@ -58,6 +59,10 @@ type Allocator struct {
 	done    chan struct{}      // closed when every actor has returned
 	err     error              // why the actors stopped; read after done
 }
+
+// stuckMargin is added to the longest a hand-off can take before a member
+// logs who holds the claims it waits for (see Config.Strategy).
+const stuckMargin = 10 * time.Second
 
 // New validates cfg and returns an allocator. It does no I/O and starts
 // no goroutine. A bad config is an error wrapping [ErrInvalidConfig] that

@@ -82,10 +82,6 @@ type Config struct {
 	wrapConn func(session.Conn) session.Conn
 }
 
-// stuckMargin is added to the longest a hand-off can take before a member
-// logs who holds the claims it waits for (see Config.Strategy).
-const stuckMargin = 10 * time.Second
-
 // withDefaults validates c and returns it with defaults filled in and the
 // seed normalized.
 func (c Config) withDefaults() (Config, error) {
