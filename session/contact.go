@@ -218,10 +218,16 @@ func (c *contactConn) Read(p []byte) (int, error) {
 }
 
 // Write passes on what the client writes, one whole request per call
-// after the handshake: length, xid, opcode, body.
+// after the handshake: length, xid, opcode, body. It refuses a request
+// that link fences off, which fails the connection: the client answers
+// the request with zk.ErrConnectionClosed and dials again.
 func (c *contactConn) Write(p []byte) (int, error) {
 	if c.answered.Load() && len(p) >= 12 {
-		c.link.wrote(c.gen, int32(binary.BigEndian.Uint32(p[8:12])))
+		xid := int32(binary.BigEndian.Uint32(p[4:8]))
+		if !c.link.wrote(c.gen, xid, int32(binary.BigEndian.Uint32(p[8:12]))) {
+			c.link.ended(c.gen)
+			return 0, errFenced
+		}
 	}
 	n, err := c.Conn.Write(p)
 	if err != nil {

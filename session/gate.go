@@ -34,21 +34,25 @@ func newGatedConn(c *zk.Conn, l *link) *gatedConn {
 }
 
 // enter waits until a request may go to the client and counts it in
-// flight; the caller calls exit when it returns.
-func (g *gatedConn) enter() error {
-	if err := g.link.wait(g.stop); err != nil {
-		return err
+// flight; the caller calls exit with the session returned when the
+// request returns.
+func (g *gatedConn) enter() (int64, error) {
+	session, err := g.link.wait(g.stop)
+	if err != nil {
+		return 0, err
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.shut {
-		return zk.ErrClosing
+		g.link.done(session)
+		return 0, zk.ErrClosing
 	}
 	g.busy++
-	return nil
+	return session, nil
 }
 
-func (g *gatedConn) exit() {
+func (g *gatedConn) exit(session int64) {
+	g.link.done(session)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.busy--
@@ -82,87 +86,97 @@ func (g *gatedConn) watched(err error) {
 func (g *gatedConn) SessionID() int64 { return g.c.SessionID() }
 
 func (g *gatedConn) Get(path string) ([]byte, *zk.Stat, error) {
-	if err := g.enter(); err != nil {
+	session, err := g.enter()
+	if err != nil {
 		return nil, nil, err
 	}
-	defer g.exit()
+	defer g.exit(session)
 	return g.c.Get(path)
 }
 
 func (g *gatedConn) GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
-	if err := g.enter(); err != nil {
+	session, err := g.enter()
+	if err != nil {
 		return nil, nil, nil, err
 	}
-	defer g.exit()
+	defer g.exit(session)
 	data, stat, ch, err := g.c.GetW(path)
 	g.watched(err)
 	return data, stat, ch, err
 }
 
 func (g *gatedConn) Children(path string) ([]string, *zk.Stat, error) {
-	if err := g.enter(); err != nil {
+	session, err := g.enter()
+	if err != nil {
 		return nil, nil, err
 	}
-	defer g.exit()
+	defer g.exit(session)
 	return g.c.Children(path)
 }
 
 func (g *gatedConn) ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
-	if err := g.enter(); err != nil {
+	session, err := g.enter()
+	if err != nil {
 		return nil, nil, nil, err
 	}
-	defer g.exit()
+	defer g.exit(session)
 	kids, stat, ch, err := g.c.ChildrenW(path)
 	g.watched(err)
 	return kids, stat, ch, err
 }
 
 func (g *gatedConn) Exists(path string) (bool, *zk.Stat, error) {
-	if err := g.enter(); err != nil {
+	session, err := g.enter()
+	if err != nil {
 		return false, nil, err
 	}
-	defer g.exit()
+	defer g.exit(session)
 	return g.c.Exists(path)
 }
 
 func (g *gatedConn) ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error) {
-	if err := g.enter(); err != nil {
+	session, err := g.enter()
+	if err != nil {
 		return false, nil, nil, err
 	}
-	defer g.exit()
+	defer g.exit(session)
 	ok, stat, ch, err := g.c.ExistsW(path)
 	g.watched(err)
 	return ok, stat, ch, err
 }
 
 func (g *gatedConn) Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
-	if err := g.enter(); err != nil {
+	session, err := g.enter()
+	if err != nil {
 		return "", err
 	}
-	defer g.exit()
+	defer g.exit(session)
 	return g.c.Create(path, data, flags, acl)
 }
 
 func (g *gatedConn) Set(path string, data []byte, version int32) (*zk.Stat, error) {
-	if err := g.enter(); err != nil {
+	session, err := g.enter()
+	if err != nil {
 		return nil, err
 	}
-	defer g.exit()
+	defer g.exit(session)
 	return g.c.Set(path, data, version)
 }
 
 func (g *gatedConn) Delete(path string, version int32) error {
-	if err := g.enter(); err != nil {
+	session, err := g.enter()
+	if err != nil {
 		return err
 	}
-	defer g.exit()
+	defer g.exit(session)
 	return g.c.Delete(path, version)
 }
 
 func (g *gatedConn) Multi(ops ...any) ([]zk.MultiResponse, error) {
-	if err := g.enter(); err != nil {
+	session, err := g.enter()
+	if err != nil {
 		return nil, err
 	}
-	defer g.exit()
+	defer g.exit(session)
 	return g.c.Multi(ops...)
 }

@@ -28,6 +28,18 @@ import (
 // that re-sends them (or resumeWait has passed, in case every watch had
 // fired). A request that waited for a session that has since ended fails
 // with zk.ErrSessionExpired instead of running in the next one.
+//
+// That leaves the requests that went to the client in the instant its
+// connection failed, or while the connection was jammed: the client queues
+// them (up to 16, then their callers block) and sends them on its next
+// connection. If that connection holds a new session, they are fenced off:
+// the link counts the requests it let through per session, and while any
+// let through in an earlier session has not returned, the link stays
+// closed and the connection refuses to write a request (see
+// [contactConn.Write]). The client then fails that request with
+// zk.ErrConnectionClosed and dials again, once per such request; only
+// requests of an earlier session can be written meanwhile, since the link
+// let none through since.
 type link struct {
 	resent  atomic.Uint64 // the last connection whose watches were re-sent; see synced
 	mu      sync.Mutex
@@ -39,6 +51,9 @@ type link struct {
 	watched bool          // a watch was set in session
 	timer   *time.Timer   // opens a resumed link if the watches are not re-sent; stopped by closeLocked
 	waiting int           // requests waiting, for tests
+	inside  int           // requests let through in session that have not returned
+	stale   int           // requests let through in earlier sessions that have not returned
+	answer  uint64        // the connection whose connect response granted session; 0 once it ends
 }
 
 // resumeWait bounds the wait for a resumed session's watches to be re-sent;
@@ -62,6 +77,7 @@ func (l *link) ended(gen uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if gen == l.gen {
+		l.answer = 0
 		l.closeLocked()
 	}
 }
@@ -78,11 +94,20 @@ func (l *link) connected(gen uint64, session int64) {
 	case session == 0:
 		l.expired = true // the client dials again for a new session
 		l.broadcastLocked()
+		return
 	case session != l.session:
 		l.session, l.expired, l.watched = session, false, false
-		l.openLocked() // the client dropped the old session's watches
+		l.stale += l.inside
+		l.inside = 0
+		l.broadcastLocked() // requests waiting in the old session fail
+	}
+	l.answer = gen
+	switch {
+	case l.stale > 0:
+		// done opens the link once the last request of an earlier
+		// session has returned; meanwhile no watch is set in this one.
 	case !l.watched:
-		l.openLocked()
+		l.openLocked() // a new session: the client dropped the old one's watches
 	default:
 		// The timer's function only takes mu and may open the link for
 		// gen; one still pending when the session shuts down runs once,
@@ -91,12 +116,22 @@ func (l *link) connected(gen uint64, session int64) {
 	}
 }
 
-// wrote notes a request of the given opcode written on connection gen.
-func (l *link) wrote(gen uint64, opcode int32) {
-	if opcode == opSetWatches {
+// wrote notes a request written on connection gen and reports whether it
+// may go out: not if it was let through in an earlier session (see
+// [link]). The client's own requests, which do not pass the link, go out:
+// pings, watches re-sent, credentials and the close of the session.
+func (l *link) wrote(gen uint64, xid, opcode int32) bool {
+	switch {
+	case opcode == opSetWatches:
 		l.resent.Store(gen)
 		l.rewatched(gen)
+		return true
+	case opcode == opClose || opcode == opSetAuth || xid < 0:
+		return true
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.stale == 0
 }
 
 // synced is called by the client's reading goroutine after each read. It
@@ -108,15 +143,19 @@ func (l *link) wrote(gen uint64, opcode int32) {
 // race even when the reply came long after.
 func (l *link) synced() uint64 { return l.resent.Load() }
 
-// opSetWatches is the opcode of the request that re-sends a session's
-// watches.
-const opSetWatches = 101
+// Opcodes of requests the client makes by itself: re-sending a session's
+// watches, its credentials, and closing the session.
+const (
+	opSetWatches = 101
+	opSetAuth    = 100
+	opClose      = -11
+)
 
 // rewatched opens connection gen's link once its watches are re-sent.
 func (l *link) rewatched(gen uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if gen == l.gen && !l.open && l.session != 0 && !l.expired {
+	if gen == l.gen && !l.open && l.session != 0 && !l.expired && l.stale == 0 {
 		l.openLocked()
 	}
 }
@@ -128,24 +167,23 @@ func (l *link) watch() {
 	l.mu.Unlock()
 }
 
-// wait returns nil once requests may go to the client, zk.ErrClosing once
-// stop is closed, or zk.ErrSessionExpired if the session it started
-// waiting in has ended.
-func (l *link) wait(stop <-chan struct{}) error {
+// wait returns once a request may go to the client, with the session it
+// goes in; the caller passes that to done when the request returns. It
+// fails with zk.ErrClosing once stop is closed, or zk.ErrSessionExpired if
+// the session it started waiting in has ended.
+func (l *link) wait(stop <-chan struct{}) (int64, error) {
 	l.mu.Lock()
-	if l.open {
-		l.mu.Unlock()
-		return nil
-	}
 	session := l.session
 	for {
 		if session != 0 && (l.session != session || l.expired) {
 			l.mu.Unlock()
-			return zk.ErrSessionExpired
+			return 0, zk.ErrSessionExpired
 		}
 		if l.open {
+			l.inside++
+			session = l.session // the first, if it waited for one
 			l.mu.Unlock()
-			return nil
+			return session, nil
 		}
 		changed := l.changed
 		l.waiting++
@@ -156,10 +194,26 @@ func (l *link) wait(stop <-chan struct{}) error {
 			l.mu.Lock()
 			l.waiting--
 			l.mu.Unlock()
-			return zk.ErrClosing
+			return 0, zk.ErrClosing
 		}
 		l.mu.Lock()
 		l.waiting--
+	}
+}
+
+// done notes that a request wait let through in session has returned. The
+// last of earlier sessions' requests to return opens the link if a
+// connection holds the current session.
+func (l *link) done(session int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if session == l.session {
+		l.inside--
+		return
+	}
+	l.stale--
+	if l.stale == 0 && l.answer == l.gen && l.answer != 0 && !l.expired && !l.watched {
+		l.openLocked()
 	}
 }
 

@@ -11,7 +11,10 @@ import (
 // waitAsync starts l.wait and returns a channel with its result.
 func waitAsync(l *link, stop <-chan struct{}) <-chan error {
 	done := make(chan error, 1)
-	go func() { done <- l.wait(stop) }()
+	go func() {
+		_, err := l.wait(stop)
+		done <- err
+	}()
 	return done
 }
 
@@ -33,7 +36,7 @@ func blocked(t *testing.T, l *link, n int, done <-chan error) {
 		time.Sleep(time.Millisecond)
 	}
 	select {
-	case err := <-done:
+	case err := <-done: // never ready when done is nil
 		t.Fatalf("wait returned %v; want it to block", err)
 	default:
 	}
@@ -52,14 +55,21 @@ func result(t *testing.T, done <-chan error) error {
 
 func TestLinkOpensOnTheFirstSession(t *testing.T) {
 	l := newLink()
-	done := waitAsync(l, nil)
+	done := make(chan int64, 1)
+	go func() {
+		session, err := l.wait(nil)
+		if err != nil {
+			t.Errorf("wait = %v, want nil once the session is up", err)
+		}
+		done <- session
+	}()
 	gen := l.dialed()
-	blocked(t, l, 1, done)
+	blocked(t, l, 1, nil)
 	l.connected(gen, 0x10)
-	if err := result(t, done); err != nil {
-		t.Fatalf("wait = %v, want nil once the session is up", err)
+	if session := <-done; session != 0x10 {
+		t.Fatalf("let through in session %#x, want 0x10", session)
 	}
-	if err := l.wait(nil); err != nil {
+	if _, err := l.wait(nil); err != nil {
 		t.Fatalf("wait on an open link = %v", err)
 	}
 }
@@ -84,9 +94,9 @@ func TestLinkResumedWithWatchesWaitsForThemResent(t *testing.T) {
 	gen := l.dialed()
 	l.connected(gen, 0x10) // resumed
 	blocked(t, l, 1, done)
-	l.wrote(gen, 4) // a read: not the watches
+	l.wrote(gen, 7, opGetData) // a read: not the watches
 	blocked(t, l, 1, done)
-	l.wrote(gen, opSetWatches)
+	l.wrote(gen, 8, opSetWatches)
 	if err := result(t, done); err != nil {
 		t.Fatalf("wait = %v, want nil once the watches are re-sent", err)
 	}
@@ -123,14 +133,16 @@ func TestLinkFailsRequestsOfAnExpiredSession(t *testing.T) {
 	if err := result(t, done); !errors.Is(err, zk.ErrSessionExpired) {
 		t.Fatalf("waiting request: %v, want zk.ErrSessionExpired", err)
 	}
-	if err := l.wait(nil); !errors.Is(err, zk.ErrSessionExpired) {
+	if _, err := l.wait(nil); !errors.Is(err, zk.ErrSessionExpired) {
 		t.Fatalf("request before the new session: %v, want zk.ErrSessionExpired", err)
 	}
 	gen = l.dialed()
 	l.connected(gen, 0x20)
-	if err := l.wait(nil); err != nil {
+	session, err := l.wait(nil)
+	if err != nil {
 		t.Fatalf("request in the new session: %v", err)
 	}
+	l.done(session)
 	// One that waited through a break straight into a new session (the
 	// expiry unseen) fails too.
 	l.ended(gen)
@@ -168,5 +180,75 @@ func TestLinkWaitGivesUpOnStop(t *testing.T) {
 	close(stop)
 	if err := result(t, done); !errors.Is(err, zk.ErrClosing) {
 		t.Fatalf("wait = %v, want zk.ErrClosing", err)
+	}
+}
+
+const (
+	opCreate  = 1
+	opGetData = 4
+	opPing    = 11
+)
+
+// A request the client took in one session and still holds when a new one
+// begins is refused on the wire, and the link stays closed until it has
+// returned.
+func TestLinkFencesOffRequestsOfAnEarlierSession(t *testing.T) {
+	for _, redial := range []bool{false, true} {
+		l := newLink()
+		gen := l.dialed()
+		l.connected(gen, 0x10)
+		old, err := l.wait(nil) // goes to the client, which still holds it when...
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.ended(gen) // ...its connection fails
+		gen = l.dialed()
+		l.connected(gen, 0) // the server expired 0x10
+		gen = l.dialed()
+		l.connected(gen, 0x20)
+		done := waitAsync(l, nil)
+		blocked(t, l, 1, done)
+		if l.wrote(gen, -2, opPing) != true || l.wrote(gen, 9, opClose) != true {
+			t.Error("the client's own ping or close refused")
+		}
+		if l.wrote(gen, 5, opCreate) {
+			t.Fatal("a request of session 0x10 may be written in session 0x20")
+		}
+		if redial {
+			// The refused write fails the connection; the request
+			// returns and the client dials again, resuming 0x20.
+			l.ended(gen)
+			l.done(old)
+			blocked(t, l, 1, done)
+			gen = l.dialed()
+			l.connected(gen, 0x20)
+		} else {
+			l.done(old) // answered otherwise while the connection stays up
+		}
+		if err := result(t, done); err != nil {
+			t.Fatalf("request of session 0x20: %v", err)
+		}
+		if !l.wrote(gen, 10, opCreate) {
+			t.Error("a request of session 0x20 refused")
+		}
+	}
+}
+
+// A request still in the client when its session resumes goes out.
+func TestLinkLetsARequestOfTheResumedSessionOut(t *testing.T) {
+	l := newLink()
+	gen := l.dialed()
+	l.connected(gen, 0x10)
+	if _, err := l.wait(nil); err != nil {
+		t.Fatal(err)
+	}
+	l.ended(gen)
+	gen = l.dialed()
+	l.connected(gen, 0x10)
+	if !l.wrote(gen, 5, opCreate) {
+		t.Error("a request of the resumed session refused")
+	}
+	if _, err := l.wait(nil); err != nil {
+		t.Errorf("request after the resume: %v", err)
 	}
 }

@@ -369,3 +369,7 @@ func (z zkLogger) Printf(format string, args ...any) {
 
 // errShuttingDown refuses new connections once shutdown has begun.
 var errShuttingDown = errors.New("session: shutting down")
+
+// errFenced refuses to write a request of an earlier session on a
+// connection of a later one; see [link].
+var errFenced = fmt.Errorf("session: request of an ended session not sent: %w", zk.ErrConnectionClosed)

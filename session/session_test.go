@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -467,5 +469,169 @@ func TestSessionRequestOfAnExpiredSessionFails(t *testing.T) {
 	})
 	if exists, _, err := renewed.Conn.Exists("/late"); err != nil || exists {
 		t.Errorf("/late: exists %v, err %v; want it never created", exists, err)
+	}
+}
+
+// A request the client took just before its connection failed, and still
+// holds when the server has expired the session, never runs in the next
+// session: the client (v1.0.4) sends what it holds on its next connection,
+// whatever session that connection has, so without the fence these creates
+// would run in the new session. Three addresses of the one server make the
+// client treat it as an ensemble: with a single address it drops what it
+// holds before each dial.
+func TestSessionRequestHeldByTheClientAcrossAnExpiryFails(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	jam := &jamDialer{target: srv.Addr()}
+	const timeout = 4 * time.Second
+	s, w, _ := runConfig(t, session.Config{
+		Servers: []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"},
+		Timeout: timeout,
+		Dialer:  jam.dial,
+	})
+	up := w.waitFor("up", 10*time.Second, isUp)
+	if _, _, err := up.Conn.Exists("/"); err != nil {
+		t.Fatal(err)
+	}
+	id, passwd := s.Credentials()
+
+	// The client's first write blocks; the requests after it wait in
+	// the client's queue.
+	jam.jamLatest()
+	const n = 5
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			_, err := up.Conn.Create(fmt.Sprintf("/held%d", i), nil, 0, zk.WorldACL(zk.PermAll))
+			errs <- err
+		}()
+	}
+	waitUntil(t, 5*time.Second, "the creates in the client", func() bool { return session.InFlight(s) == n })
+	// The client's next dial waits until the server has expired the
+	// session; otherwise it could resume it first.
+	release := jam.holdDials()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := zktest.ExpireSession(ctx, srv.Addr(), id, passwd)
+	release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first create fails with its jammed connection, the others when
+	// the client tries them on the next: with zk.ErrConnectionClosed, not
+	// at the gate with zk.ErrSessionExpired.
+	closed := 0
+	for range n {
+		select {
+		case err := <-errs:
+			switch {
+			case err == nil:
+				t.Error("a create held across the expiry succeeded")
+			case errors.Is(err, zk.ErrConnectionClosed):
+				closed++
+			default:
+				t.Logf("create held across the expiry: %v", err)
+			}
+		case <-time.After(3 * timeout):
+			t.Fatal("a create held across the expiry never returned")
+		}
+	}
+	if closed < n-1 {
+		t.Errorf("%d of %d creates failed with zk.ErrConnectionClosed, want %d held by the client", closed, n, n-1)
+	}
+	renewed := w.waitFor("up with a new session", 10*time.Second, func(st session.State) bool {
+		return isUp(st) && st.SessionID != up.SessionID
+	})
+	for i := range n {
+		path := fmt.Sprintf("/held%d", i)
+		if exists, _, err := renewed.Conn.Exists(path); err != nil || exists {
+			t.Errorf("%s: exists %v, err %v; want it never created", path, exists, err)
+		}
+	}
+}
+
+// jamDialer dials target whatever address the client asks for. It can
+// jam the latest connection, whose writes then block until it fails, and
+// hold dials back.
+type jamDialer struct {
+	target string
+	mu     sync.Mutex
+	latest *jamConn
+	held   chan struct{} // dials wait until it is closed; nil: they do not
+}
+
+// holdDials makes dials wait until release is called.
+func (d *jamDialer) holdDials() (release func()) {
+	held := make(chan struct{})
+	d.mu.Lock()
+	d.held = held
+	d.mu.Unlock()
+	return func() { close(held) }
+}
+
+func (d *jamDialer) dial(network, _ string, timeout time.Duration) (net.Conn, error) {
+	d.mu.Lock()
+	held := d.held
+	d.mu.Unlock()
+	if held != nil {
+		<-held
+	}
+	c, err := net.DialTimeout(network, d.target, timeout)
+	if err != nil {
+		return nil, err
+	}
+	j := &jamConn{Conn: c, dead: make(chan struct{})}
+	d.mu.Lock()
+	d.latest = j
+	d.mu.Unlock()
+	return j, nil
+}
+
+func (d *jamDialer) jamLatest() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.latest.jammed.Store(true)
+}
+
+type jamConn struct {
+	net.Conn
+	jammed atomic.Bool
+	once   sync.Once
+	dead   chan struct{} // closed when a read fails or the connection is closed
+}
+
+var errJammed = errors.New("jammed connection failed")
+
+func (c *jamConn) Write(p []byte) (int, error) {
+	if c.jammed.Load() {
+		<-c.dead
+		return 0, errJammed
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *jamConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if err != nil {
+		c.once.Do(func() { close(c.dead) })
+	}
+	return n, err
+}
+
+func (c *jamConn) Close() error {
+	c.once.Do(func() { close(c.dead) })
+	return c.Conn.Close()
+}
+
+// waitUntil polls cond every millisecond until it holds, failing the test
+// after within.
+func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, within)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
