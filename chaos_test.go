@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -13,8 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/internal/history"
+	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 )
 
@@ -64,9 +69,15 @@ func TestChaos(t *testing.T) {
 	t.Logf("chaos seed %d (replay with ZKALLOC_CHAOS_SEED=%d)", seed, seed)
 
 	ens := zktest.NewEnsemble(t, 3, zktest.Options{})
+	obs, _, err := zk.Connect(ens.Addrs(), chaosTimeout, zk.WithLogInfo(false), zk.WithLogger(log.New(io.Discard, "", 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obs.Close()
 	c := &chaos{
 		t:     t,
 		ens:   ens,
+		obs:   obs,
 		rng:   rand.New(rand.NewPCG(seed, 0x5eed)),
 		seed:  seed,
 		rec:   history.NewRecorder(nil),
@@ -164,6 +175,7 @@ func envInt(t *testing.T, name string, def int) int {
 type chaos struct {
 	t       *testing.T
 	ens     *zktest.Ensemble
+	obs     *zk.Conn   // the test's own client, to watch member nodes
 	rng     *rand.Rand // the schedule; used only by the test goroutine
 	seed    uint64
 	rec     *history.Recorder
@@ -231,7 +243,29 @@ func (c *chaos) start(m *chaosMember) {
 		if !errors.Is(err, zkalloc.ErrDuplicateMember) || time.Now().After(deadline) {
 			c.t.Fatalf("start %s: %v", m.name, err)
 		}
-		time.Sleep(100 * time.Millisecond) // the old session's expiry frees the name
+		c.nameFreed(m.name, deadline)
+	}
+}
+
+// nameFreed waits until the member node of name is gone, as the expiry of
+// a crashed incarnation's session removes it, or until deadline.
+func (c *chaos) nameFreed(name string, deadline time.Time) {
+	path := zkpath.Group{Root: zkalloc.DefaultRoot, Group: c.group}.Member(name)
+	timeout := time.NewTimer(time.Until(deadline))
+	defer timeout.Stop()
+	for {
+		exists, _, changed, err := c.obs.ExistsW(path)
+		if err == nil && !exists {
+			return
+		}
+		if err != nil {
+			return // Start tells again whether the name is free
+		}
+		select {
+		case <-changed:
+		case <-timeout.C:
+			return
+		}
 	}
 }
 
