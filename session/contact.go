@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/binary"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -170,6 +171,7 @@ type contactConn struct {
 	frames    frameReader // used only by the client's single reading goroutine
 	handshake time.Duration
 	answered  atomic.Bool // the connect response has been read
+	logger    *slog.Logger
 }
 
 func (c *contactConn) SetDeadline(t time.Time) error { return c.Conn.SetDeadline(c.bound(t)) }
@@ -223,8 +225,9 @@ func (c *contactConn) Read(p []byte) (int, error) {
 // the request with zk.ErrConnectionClosed and dials again.
 func (c *contactConn) Write(p []byte) (int, error) {
 	if c.answered.Load() && len(p) >= 12 {
-		xid := int32(binary.BigEndian.Uint32(p[4:8]))
-		if !c.link.wrote(c.gen, xid, int32(binary.BigEndian.Uint32(p[8:12]))) {
+		xid, op := int32(binary.BigEndian.Uint32(p[4:8])), int32(binary.BigEndian.Uint32(p[8:12]))
+		if !c.link.wrote(c.gen, xid, op) {
+			c.logger.Info("zkalloc: not sending a request made in an earlier session; reconnecting", "opcode", op)
 			c.link.ended(c.gen)
 			return 0, errFenced
 		}

@@ -210,6 +210,7 @@ func (s *Session) dial(network, address string, timeout time.Duration) (net.Conn
 		gen:       s.link.dialed(),
 		now:       s.cfg.Clock.Now,
 		handshake: time.Duration(handshakeFraction * float64(s.cfg.Timeout)),
+		logger:    s.cfg.Logger,
 	}, nil
 }
 
