@@ -477,8 +477,9 @@ func TestSessionRequestOfAnExpiredSessionFails(t *testing.T) {
 // session: the client (v1.0.4) sends what it holds on its next connection,
 // whatever session that connection has, so without the fence these creates
 // would run in the new session. Three addresses of the one server make the
-// client treat it as an ensemble: with a single address it drops what it
-// holds before each dial.
+// client treat it as an ensemble: with a single address it would drop what
+// it holds when it pauses before dialing again after the expiry (see
+// hosts).
 func TestSessionRequestHeldByTheClientAcrossAnExpiryFails(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
@@ -633,5 +634,47 @@ func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool
 			t.Fatalf("%s: not within %v", what, within)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// BenchmarkSessionResume measures how long a session with a single server
+// takes to resume after its connection drops: from closing the connection
+// to the session being up again.
+//
+//	go test -run XXX -bench SessionResume -benchtime 20x ./session
+func BenchmarkSessionResume(b *testing.B) {
+	srv := zktest.Standalone(b, zktest.Options{})
+	var mu sync.Mutex
+	var latest net.Conn
+	dial := func(network, address string, timeout time.Duration) (net.Conn, error) {
+		c, err := net.DialTimeout(network, address, timeout)
+		mu.Lock()
+		latest = c
+		mu.Unlock()
+		return c, err
+	}
+	s := session.New(session.Config{Servers: []string{srv.Addr()}, Timeout: 6 * time.Second, Dialer: dial})
+	sub := s.Subscribe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Error(err)
+		}
+	}()
+	var last session.State
+	await := func(what string, ok func(session.State) bool) {
+		actortest.Await(b, sub, &last, 10*time.Second, what, ok)
+	}
+	await("up", isUp)
+	b.ResetTimer()
+	for range b.N {
+		mu.Lock()
+		latest.Close()
+		mu.Unlock()
+		await("suspended", func(st session.State) bool { return st.Status != session.Up })
+		await("up again", isUp)
 	}
 }
