@@ -29,11 +29,12 @@ test: zookeeper
 	$(GO) test $(RACE) -count=1 ./...
 	cd bench && $(GO) vet ./... && $(GO) test $(RACE) -count=1 ./...
 
-## bench: the assignor comparison table (bench/RESULTS.md) and the
-## convergence benchmark against a local ZooKeeper.
+## bench: the assignor comparison table (bench/RESULTS.md), the
+## convergence benchmark and the session's resume against a local ZooKeeper.
 bench: zookeeper
 	cd bench && $(GO) test -run TestTable -v -table -out RESULTS.md -timeout 60m .
 	$(GO) test -run XXX -bench Convergence -benchtime 20x -timeout 60m .
+	$(GO) test -run XXX -bench SessionResume -benchtime 20x ./session
 
 ## demo: a local ZooKeeper and a few members in one process.
 demo: zookeeper
