@@ -180,9 +180,10 @@ func (c *Claims) onSession(st session.State) {
 		c.own[st.SessionID] = struct{}{}
 		if st.SessionID != prev.SessionID {
 			clear(c.held) // the old session's claims are gone with it
-			// Keep c.unsure: a create sent in the old session may have
-			// run in this one (the client sends what was queued when it
-			// reconnects), and the next attempt releases it if unwanted.
+			// Keep c.unsure, though the session layer fences off what
+			// the client still held of the old session: should a create
+			// of the old session ever run in this one, the next attempt
+			// releases it if unwanted, at the cost of one read if not.
 		}
 		if st.Reconnects != prev.Reconnects {
 			c.verify = len(c.held) > 0
