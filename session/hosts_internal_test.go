@@ -6,13 +6,23 @@ import (
 	"testing"
 )
 
-// After a connection that held a session, every server is dialed once
-// without a pause; the client pauses only before each round after that.
-func TestHostsPauseOnlyOnceEveryServerWasTried(t *testing.T) {
-	for _, n := range []int{1, 3} {
-		t.Run(fmt.Sprintf("servers=%d", n), func(t *testing.T) {
+// With a single server, the first dial after a connection that held a
+// session goes without the client's pause, and every later one keeps it;
+// with several servers the client's own pace is kept: a pause each time
+// the dials come back to the server of the last session.
+func TestHostsPaceOfDials(t *testing.T) {
+	tests := []struct {
+		servers    int
+		first      []bool // the first dials, before any session
+		reconnects []bool // the dials after a connection held a session
+	}{
+		{1, []bool{false, true, true}, []bool{false, true, true}},
+		{3, []bool{false, false, false, true, false, false, true}, []bool{false, false, true, false, false, true}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("servers=%d", tt.servers), func(t *testing.T) {
 			var servers []string
-			for i := range n {
+			for i := range tt.servers {
 				servers = append(servers, fmt.Sprintf("127.0.0.1:%d", i+1))
 			}
 			h := &hosts{}
@@ -27,23 +37,12 @@ func TestHostsPauseOnlyOnceEveryServerWasTried(t *testing.T) {
 				}
 				return got
 			}
-			// rounds returns the pauses of k rounds of n dials each:
-			// the first without one, every later one starting with one.
-			rounds := func(k int) []bool {
-				var want []bool
-				for r := range k {
-					for i := range n {
-						want = append(want, r > 0 && i == 0)
-					}
-				}
-				return want
-			}
-			if got, want := pauses(3*n), rounds(3); !slices.Equal(got, want) {
-				t.Errorf("first connection: pauses %v, want %v", got, want)
+			if got := pauses(len(tt.first)); !slices.Equal(got, tt.first) {
+				t.Errorf("first dials: pauses %v, want %v", got, tt.first)
 			}
 			h.Connected() // a connection held a session, and then failed
-			if got, want := pauses(3*n), rounds(3); !slices.Equal(got, want) {
-				t.Errorf("reconnecting: pauses %v, want %v", got, want)
+			if got := pauses(len(tt.reconnects)); !slices.Equal(got, tt.reconnects) {
+				t.Errorf("reconnecting: pauses %v, want %v", got, tt.reconnects)
 			}
 		})
 	}
