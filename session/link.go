@@ -37,9 +37,9 @@ import (
 // let through in an earlier session has not returned, the link stays
 // closed and the connection refuses to write a request (see
 // [contactConn.Write]). The client then fails that request with
-// zk.ErrConnectionClosed and dials again, once per such request; only
-// requests of an earlier session can be written meanwhile, since the link
-// let none through since.
+// zk.ErrConnectionClosed and dials again, once per such request. A closed
+// link lets no request through, so whatever is written meanwhile is of an
+// earlier session.
 type link struct {
 	resent  atomic.Uint64 // the last connection whose watches were re-sent; see synced
 	mu      sync.Mutex
@@ -107,7 +107,7 @@ func (l *link) connected(gen uint64, session int64) {
 		// done opens the link once the last request of an earlier
 		// session has returned; meanwhile no watch is set in this one.
 	case !l.watched:
-		l.openLocked() // a new session: the client dropped the old one's watches
+		l.openLocked() // none to re-send, or a new session: the client dropped the old one's watches
 	default:
 		// The timer's function only takes mu and may open the link for
 		// gen; one still pending when the session shuts down runs once,
