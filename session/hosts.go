@@ -2,6 +2,7 @@ package session
 
 import (
 	"sync"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -13,15 +14,24 @@ import (
 // round. With several servers it first tries the others; with a single
 // server that pause came before every reconnection, so a dropped
 // connection cost a second even when the server was up. Here the first
-// dial after a connection that held a session goes at once; the dials
-// after it, and every dial with several servers, keep the client's pace.
+// dial after a connection that held a session for at least a pause goes
+// at once; the dials after it, those after a connection that failed
+// sooner (a server dropping every session would otherwise be dialed in a
+// loop), and every dial with several servers keep the client's pace.
 type hosts struct {
 	zk.DNSHostProvider
-	mu    sync.Mutex
-	fresh bool // a connection held a session and no dial has gone since
+	now         func() time.Time
+	mu          sync.Mutex
+	fresh       bool      // a connection held a session and no dial has gone since
+	connectedAt time.Time // when that connection got its session
 }
 
 var _ zk.HostProvider = (*hosts)(nil)
+
+// clientPause is the client's pause before a new round of dials.
+const clientPause = time.Second
+
+func newHosts() *hosts { return &hosts{now: time.Now} }
 
 // Next returns the server to dial and whether the client should pause
 // first.
@@ -29,7 +39,7 @@ func (h *hosts) Next() (server string, pause bool) {
 	server, pause = h.DNSHostProvider.Next()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.fresh && h.DNSHostProvider.Len() == 1 {
+	if h.fresh && h.DNSHostProvider.Len() == 1 && h.now().Sub(h.connectedAt) >= clientPause {
 		pause = false
 	}
 	h.fresh = false
@@ -40,6 +50,6 @@ func (h *hosts) Next() (server string, pause bool) {
 func (h *hosts) Connected() {
 	h.DNSHostProvider.Connected()
 	h.mu.Lock()
-	h.fresh = true
+	h.fresh, h.connectedAt = true, h.now()
 	h.mu.Unlock()
 }

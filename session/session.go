@@ -168,7 +168,7 @@ func (s *Session) connect(ctx context.Context) (*zk.Conn, <-chan zk.Event, error
 		var err error
 		client, events, err = zk.Connect(s.cfg.Servers, s.cfg.Timeout,
 			zk.WithDialer(s.dial),
-			zk.WithHostProvider(&hosts{}),
+			zk.WithHostProvider(newHosts()),
 			zk.WithEventCallback(s.events.push),
 			zk.WithLogger(zkLogger{s.cfg.Logger}),
 			zk.WithLogInfo(false),
