@@ -22,8 +22,7 @@ type hosts struct {
 	zk.DNSHostProvider
 	now         func() time.Time
 	mu          sync.Mutex
-	fresh       bool      // a connection held a session and no dial has gone since
-	connectedAt time.Time // when that connection got its session
+	connectedAt time.Time // when a connection got its session; zero once a dial has gone since
 }
 
 var _ zk.HostProvider = (*hosts)(nil)
@@ -39,10 +38,10 @@ func (h *hosts) Next() (server string, pause bool) {
 	server, pause = h.DNSHostProvider.Next()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.fresh && h.DNSHostProvider.Len() == 1 && h.now().Sub(h.connectedAt) >= clientPause {
+	if !h.connectedAt.IsZero() && h.DNSHostProvider.Len() == 1 && h.now().Sub(h.connectedAt) >= clientPause {
 		pause = false
 	}
-	h.fresh = false
+	h.connectedAt = time.Time{}
 	return server, pause
 }
 
@@ -50,6 +49,6 @@ func (h *hosts) Next() (server string, pause bool) {
 func (h *hosts) Connected() {
 	h.DNSHostProvider.Connected()
 	h.mu.Lock()
-	h.fresh, h.connectedAt = true, h.now()
+	h.connectedAt = h.now()
 	h.mu.Unlock()
 }
