@@ -7,3 +7,6 @@ func InFlight(s *Session) int {
 	defer s.link.mu.Unlock()
 	return s.link.inside
 }
+
+// ClientPause is the client's pause before a new round of dials.
+const ClientPause = clientPause

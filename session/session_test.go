@@ -24,7 +24,7 @@ import (
 
 // watcher follows one subscription.
 type watcher struct {
-	t    *testing.T
+	t    testing.TB
 	sub  *actor.Latest[session.State]
 	last session.State
 }
@@ -43,7 +43,7 @@ func run(t *testing.T, servers []string, timeout time.Duration) (*session.Sessio
 }
 
 // runConfig is run with a whole config; its logs are discarded.
-func runConfig(t *testing.T, cfg session.Config) (*session.Session, *watcher, func() time.Duration) {
+func runConfig(t testing.TB, cfg session.Config) (*session.Session, *watcher, func() time.Duration) {
 	t.Helper()
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	s := session.New(cfg)
@@ -552,8 +552,8 @@ func TestSessionRequestHeldByTheClientAcrossAnExpiryFails(t *testing.T) {
 }
 
 // jamDialer dials target whatever address the client asks for. It can
-// jam the latest connection, whose writes then block until it fails, and
-// hold dials back.
+// jam the latest connection, whose writes then block until it fails, close
+// it, and hold dials back.
 type jamDialer struct {
 	target string
 	mu     sync.Mutex
@@ -592,6 +592,13 @@ func (d *jamDialer) jamLatest() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.latest.jammed.Store(true)
+}
+
+// closeLatest closes the latest connection, as a reset would.
+func (d *jamDialer) closeLatest() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.latest.Close()
 }
 
 type jamConn struct {
@@ -646,40 +653,16 @@ func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool
 //	go test -run XXX -bench SessionResume -benchtime 20x ./session
 func BenchmarkSessionResume(b *testing.B) {
 	srv := zktest.Standalone(b, zktest.Options{})
-	var mu sync.Mutex
-	var latest net.Conn
-	dial := func(network, address string, timeout time.Duration) (net.Conn, error) {
-		c, err := net.DialTimeout(network, address, timeout)
-		mu.Lock()
-		latest = c
-		mu.Unlock()
-		return c, err
-	}
-	s := session.New(session.Config{Servers: []string{srv.Addr()}, Timeout: 6 * time.Second, Dialer: dial})
-	sub := s.Subscribe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			b.Error(err)
-		}
-	}()
-	var last session.State
-	await := func(what string, ok func(session.State) bool) {
-		actortest.Await(b, sub, &last, 10*time.Second, what, ok)
-	}
-	await("up", isUp)
+	dialer := &jamDialer{target: srv.Addr()}
+	_, w, _ := runConfig(b, session.Config{Servers: []string{srv.Addr()}, Timeout: 6 * time.Second, Dialer: dialer.dial})
+	w.waitFor("up", 10*time.Second, isUp)
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		<-time.After(time.Until(last.Since.Add(time.Second))) // a precondition, not a wait for a condition
+		<-time.After(time.Until(w.last.Since.Add(session.ClientPause))) // a precondition, not a wait for a condition
 		b.StartTimer()
-		mu.Lock()
-		latest.Close()
-		mu.Unlock()
-		await("suspended", func(st session.State) bool { return st.Status != session.Up })
-		await("up again", isUp)
+		dialer.closeLatest()
+		w.waitFor("suspended", 10*time.Second, func(st session.State) bool { return st.Status != session.Up })
+		w.waitFor("up again", 10*time.Second, isUp)
 	}
 }
