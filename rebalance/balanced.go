@@ -308,18 +308,10 @@ func (s *balancedScratch) fill(r ring, parts []partitions.Partition, pool []int3
 		at[k] = open.next(r.successor(key[k]))
 		queue[k] = int32(k)
 	}
-	// worst[m] is the position in held of m's farthest proposal, set
-	// when m becomes full and read only after.
-	worst := resize(&s.worst, nm)
-	farthest := func(m int32) {
-		lo, w := start[m], start[m]
-		for j := lo + 1; j < lo+size[m]; j++ {
-			if far[j] > far[w] || far[j] == far[w] && held[j] > held[w] {
-				w = j
-			}
-		}
-		worst[m] = w
-	}
+	// A member that is full keeps its proposals as a heap with the
+	// farthest on top, so that turning one away costs a few swaps
+	// rather than a scan: a member short of thousands of partitions
+	// turns proposals away thousands of times.
 	for len(queue) > 0 {
 		k := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
@@ -328,18 +320,19 @@ func (s *balancedScratch) fill(r ring, parts []partitions.Partition, pool []int3
 			m := r.owners[pos]
 			d := r.keys[pos] - key[k]
 			lo, n := start[m], size[m]
-			if n < start[m+1]-lo {
-				held[lo+n], far[lo+n] = k, d
+			h := proposals{held[lo:start[m+1]], far[lo:start[m+1]]}
+			if n < int32(len(h.held)) {
+				h.held[n], h.far[n] = k, d
 				size[m]++
-				if size[m] == start[m+1]-lo {
-					farthest(m)
+				if int(size[m]) == len(h.held) {
+					h.init()
 				}
 				break
 			}
-			if w := worst[m]; far[w] > d || far[w] == d && held[w] > k {
-				held[w], k = k, held[w]
-				far[w] = d
-				farthest(m)
+			if h.far[0] > d || h.far[0] == d && h.held[0] > k {
+				h.held[0], k = k, h.held[0]
+				h.far[0] = d
+				h.down(0)
 			}
 			at[k] = open.next(at[k] + 1)
 		}
@@ -349,6 +342,44 @@ func (s *balancedScratch) fill(r ring, parts []partitions.Partition, pool []int3
 			owner[pool[k]] = int32(m)
 		}
 		counts[m] += size[m]
+	}
+}
+
+// proposals are the proposals a full member holds, as indexes into the
+// pool with the distance each travelled, kept as a max-heap on (far,
+// held): the proposal on top is the one the member turns away first.
+type proposals struct {
+	held []int32
+	far  []uint64
+}
+
+// after reports whether proposal i is turned away before proposal j.
+func (h proposals) after(i, j int) bool {
+	return h.far[i] > h.far[j] || h.far[i] == h.far[j] && h.held[i] > h.held[j]
+}
+
+func (h proposals) init() {
+	for i := len(h.held)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+// down restores the heap below position p.
+func (h proposals) down(p int) {
+	for {
+		c := 2*p + 1
+		if c >= len(h.held) {
+			return
+		}
+		if c+1 < len(h.held) && h.after(c+1, c) {
+			c++
+		}
+		if !h.after(c, p) {
+			return
+		}
+		h.held[p], h.held[c] = h.held[c], h.held[p]
+		h.far[p], h.far[c] = h.far[c], h.far[p]
+		p = c
 	}
 }
 

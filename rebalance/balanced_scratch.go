@@ -47,7 +47,6 @@ type balancedScratch struct {
 	key       []uint64
 	at        []int32
 	queue     []int32
-	worst     []int32
 
 	next []int32 // Assign's next position in the result for each member
 }
@@ -77,7 +76,7 @@ func (s *balancedScratch) bytes() int {
 	return u64*(cap(s.mkeys)+cap(s.ringKeys)+cap(s.dist)+cap(s.under)+cap(s.openWords)+cap(s.far)+cap(s.key)) +
 		i32*(cap(s.ringOwners)+cap(s.ringStart)+cap(s.owner)+cap(s.counts)+cap(s.keyStart)+cap(s.byKey)+cap(s.order)+cap(s.quota)+
 			cap(s.shedStart)+cap(s.shedSize)+cap(s.pool)+cap(s.fillStart)+cap(s.fillSize)+cap(s.held)+
-			cap(s.at)+cap(s.queue)+cap(s.worst)+cap(s.next)) +
+			cap(s.at)+cap(s.queue)+cap(s.next)) +
 		int(unsafe.Sizeof(shedCandidate{}))*cap(s.cands)
 }
 
