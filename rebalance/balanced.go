@@ -157,9 +157,6 @@ func (s *balancedScratch) primaries(r ring, parts []partitions.Partition, nm int
 	owner = resize(&s.owner, np)
 	counts = resize(&s.counts, nm)
 	clear(counts)
-	// Look the partitions up in the order of their keys' top bits, so
-	// that the walk over the ring is nearly sequential: in input order
-	// every lookup is a cache miss once the ring outgrows the cache.
 	// dist holds each partition's key until its distance replaces it.
 	var topic uint64
 	for i, p := range parts {
@@ -168,6 +165,23 @@ func (s *balancedScratch) primaries(r ring, parts []partitions.Partition, nm int
 		}
 		dist[i] = partitionKey(topic, p.ID)
 	}
+	if r.len() <= int32(np) {
+		// The ring is smaller than the partitions' own arrays, so it
+		// stays in the cache better than they would if visited in
+		// another order.
+		for i, k := range dist {
+			at := r.successor(k)
+			dist[i] = r.keys[at] - k
+			o := r.owners[at]
+			owner[i] = o
+			counts[o]++
+		}
+		return dist, owner, counts
+	}
+	// A ring bigger than the partitions, 128 points per member, is
+	// walked in the order of the partitions' keys' top bits (a counting
+	// sort), so that the walk is nearly sequential: in input order every
+	// lookup would be a cache miss once the ring outgrows the cache.
 	b := max(bits.Len(uint(np)), 1)
 	shift := uint(64 - b)
 	start := resize(&s.keyStart, 1<<b+1)
