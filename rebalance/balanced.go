@@ -2,6 +2,7 @@ package rebalance
 
 import (
 	"cmp"
+	"math"
 	"math/bits"
 	"slices"
 
@@ -253,15 +254,32 @@ func (s *balancedScratch) shed(dist []uint64, owner, counts, quota []int32) []in
 	cands := resize(&s.cands, int(start[nm]))
 	size := resize(&s.shedSize, nm)
 	clear(size)
+	// above[m] is a key that m's heap turns away anything above: its
+	// top once it is full, the largest key while it fills, and 0 for a
+	// member with nothing to shed. Most partitions are turned away by
+	// this one comparison, without a look at the heap.
+	above := resize(&s.shedAbove, nm)
+	for m := range nm {
+		above[m] = 0
+		if start[m+1] > start[m] {
+			above[m] = math.MaxUint64
+		}
+	}
 	for i, o := range owner {
+		key := ^dist[i] // farthest first
+		if key > above[o] {
+			continue
+		}
 		lo, hi := start[o], start[o+1]
 		if lo == hi {
 			continue
 		}
-		c := shedCandidate{^dist[i], int32(i)} // farthest first
 		h := shedHeap(cands[lo : lo+size[o] : hi])
-		h.offer(c, int(hi-lo))
+		h.offer(shedCandidate{key, int32(i)}, int(hi-lo))
 		size[o] = int32(len(h))
+		if len(h) == int(hi-lo) {
+			above[o] = h[0].key
+		}
 	}
 	pool := resize(&s.pool, len(cands))
 	for k, c := range cands {
