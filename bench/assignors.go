@@ -211,6 +211,18 @@ func (c Case) String() string { return fmt.Sprintf("%dx%d", c.Members, c.Partiti
 // Cases are the sizes of issue 4: members x partitions over 10 topics.
 var Cases = []Case{{10, 100, 10}, {100, 10_000, 10}, {1_000, 100_000, 10}}
 
+// Shapes are other sizes, for a fresh assignment by Balanced and by
+// franz-go's sticky balancer only: few members with many partitions, one
+// topic or a few, many members with few partitions, and a million
+// partitions. They show where Balanced is slower than franz-go, not only
+// the cases where it was tuned.
+var Shapes = []Case{
+	{2, 100_000, 10}, {10, 100_000, 1}, {10, 1_000_000, 1_000},
+	{50, 5_000, 1}, {100, 10_000, 1}, {200, 20_000, 1}, {500, 50_000, 1}, {1_000, 100_000, 1},
+	{1_000, 1_000, 10}, {3_000, 1_000, 10}, {5_000, 5_000, 10},
+	{200, 1_000_000, 1_000}, {1_000, 1_000_000, 1_000},
+}
+
 // Groups returns, for c, the members before and after a join and a leave
 // and the topics; member names look like real consumer IDs and come from
 // a fixed seed, so every run benchmarks the same inputs.

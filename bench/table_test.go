@@ -54,11 +54,54 @@ func TestTable(t *testing.T) {
 			}
 		}
 	}
+	if *only == "" {
+		shapes(t, &b)
+	}
 	fmt.Println(b.String())
 	if *out != "" {
 		if err := os.WriteFile(*out, []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// shapes adds the table of bench.Shapes: a fresh assignment by Balanced
+// and by franz-go's sticky balancer, and the ratio of their times.
+func shapes(t *testing.T, b *strings.Builder) {
+	var balanced, sticky bench.Assignor
+	for _, a := range bench.Assignors() {
+		switch a.Name {
+		case "zkalloc balanced":
+			balanced = a
+		case "franz-go sticky":
+			sticky = a
+		}
+	}
+	fmt.Fprintf(b, "\n## Other shapes\n\n")
+	fmt.Fprintf(b, "A fresh assignment by `rebalance.Balanced` and by franz-go's sticky balancer on other sizes; the partitions are split evenly over the topics.")
+	fmt.Fprintf(b, " A ratio above 1 means Balanced is slower.\n\n")
+	fmt.Fprintf(b, "| case | topics | zkalloc balanced | franz-go sticky | ratio |\n")
+	fmt.Fprintf(b, "| --- | ---: | ---: | ---: | ---: |\n")
+	for _, c := range bench.Shapes {
+		ns := [2]int64{}
+		for i, a := range []bench.Assignor{balanced, sticky} {
+			in, _ := inputs(t, a, c, events[0])
+			run := a.Prepare(in)
+			res := testing.Benchmark(func(b *testing.B) {
+				for b.Loop() {
+					if _, err := run(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			if res.N == 0 {
+				t.Fatalf("%s %s: the benchmark failed", c, a.Name)
+			}
+			ns[i] = res.NsPerOp()
+		}
+		row := fmt.Sprintf("%s | %d | %s | %s | %.2f", c, c.Topics, duration(ns[0]), duration(ns[1]), float64(ns[0])/float64(ns[1]))
+		fmt.Fprintf(b, "| %s |\n", row)
+		t.Logf("shape %s", row)
 	}
 }
 
