@@ -286,9 +286,19 @@ func (s *balancedScratch) shed(dist []uint64, owner, counts, quota []int32) []in
 			above[o] = h[0].key
 		}
 	}
-	pool := resize(&s.pool, len(cands))
-	for k, c := range cands {
-		pool[k] = c.part
+	// The pool in partition order, through a bitmap, so that fill reads
+	// the partitions in order: in the heaps' order nearly every read is
+	// a cache miss once the partitions outgrow the cache.
+	marks := resize(&s.poolMarks, (len(owner)+63)/64)
+	clear(marks)
+	for _, c := range cands {
+		marks[c.part/64] |= 1 << (c.part % 64)
+	}
+	pool := resize(&s.pool, len(cands))[:0]
+	for w, word := range marks {
+		for ; word != 0; word &= word - 1 {
+			pool = append(pool, int32(w*64+bits.TrailingZeros64(word)))
+		}
 	}
 	for m := range nm {
 		counts[m] = min(counts[m], quota[m])
@@ -340,8 +350,12 @@ func (s *balancedScratch) fill(r ring, parts []partitions.Partition, pool []int3
 	key := resize(&s.key, len(pool)) // each pooled partition's key
 	at := resize(&s.at, len(pool))   // ring point each pooled partition is proposing at
 	queue := resize(&s.queue, len(pool))
+	var topic uint64
 	for k, p := range pool {
-		key[k] = partitionKey(fnv1a64(parts[p].Topic), parts[p].ID)
+		if k == 0 || parts[p].Topic != parts[pool[k-1]].Topic {
+			topic = fnv1a64(parts[p].Topic)
+		}
+		key[k] = partitionKey(topic, parts[p].ID)
 		at[k] = open.next(r.successor(key[k]))
 		queue[k] = int32(k)
 	}

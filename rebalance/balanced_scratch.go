@@ -37,6 +37,7 @@ type balancedScratch struct {
 	shedAbove []uint64
 	cands     []shedCandidate
 	pool      []int32 // the shed partitions
+	poolMarks []uint64
 
 	// fill.
 	under     []uint64
@@ -74,7 +75,7 @@ func putBalancedScratch(s *balancedScratch) {
 // bytes returns the memory held by s's slices.
 func (s *balancedScratch) bytes() int {
 	const u64, i32 = 8, 4
-	return u64*(cap(s.mkeys)+cap(s.ringKeys)+cap(s.shedAbove)+cap(s.dist)+cap(s.under)+cap(s.openWords)+cap(s.far)+cap(s.key)) +
+	return u64*(cap(s.mkeys)+cap(s.ringKeys)+cap(s.poolMarks)+cap(s.shedAbove)+cap(s.dist)+cap(s.under)+cap(s.openWords)+cap(s.far)+cap(s.key)) +
 		i32*(cap(s.ringOwners)+cap(s.ringStart)+cap(s.owner)+cap(s.counts)+cap(s.keyStart)+cap(s.byKey)+cap(s.order)+cap(s.quota)+
 			cap(s.shedStart)+cap(s.shedSize)+cap(s.pool)+cap(s.fillStart)+cap(s.fillSize)+cap(s.held)+
 			cap(s.at)+cap(s.queue)+cap(s.next)) +
