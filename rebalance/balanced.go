@@ -50,16 +50,18 @@ import (
 // 20 per ring point and a few dozen per shed partition, is pooled between
 // calls (a sync.Pool, which does not keep it for inputs needing over
 // 64 MiB, about 2.5 million partitions), so a warm call allocates only its
-// result, in 6 to 8 allocations. On a 2-core machine (bench/RESULTS.md,
-// measured 2026-12-01, calls in a loop) a warm call takes about 15 µs for
-// 10 members and 100 partitions, 0.42 ms for 100 and 10,000 and 8.3 ms for
+// result, in 5 to 7 allocations (6 to 9 a call in bench/RESULTS.md, which
+// counts the calls that find the pool emptied). On a 2-core machine (bench/RESULTS.md,
+// measured 2026-12-01, calls in a loop) a warm call takes about 13 µs for
+// 10 members and 100 partitions, 0.42 ms for 100 and 10,000 and 6.9 ms for
 // 1,000 and 100,000, less than franz-go's sticky balancer on the same
-// fresh input (27 µs, 0.48 ms and 10.9 ms in that run; run-to-run noise
-// there is about 30%), with 6 to 8 allocations against its hundreds to
-// thousands. On other shapes it takes 0.23 to 1.8 times franz-go's time:
-// longer for a few members with many partitions each, for one topic at
-// 200 members and for thousands of members, shorter for a million
-// partitions over hundreds of members. A cold call, the first or one after the garbage
+// fresh input (22 µs, 0.43 ms and 10.4 ms in that run; run-to-run noise
+// there is about 30%), with under ten allocations against its hundreds
+// to thousands. On 13 other shapes it took 0.2 to about 2 times franz-go's
+// time: longer for a few members with 100,000 partitions each or more,
+// for one topic at 200 to 500 members and for thousands of members,
+// shorter for a million partitions over hundreds of members. A cold
+// call, the first or one after the garbage
 // collector has emptied the pool, allocates its scratch too, about 35
 // times in all, and takes about 0.05 ms, 1.2 ms and 11 ms.
 //
