@@ -39,31 +39,31 @@ import (
 //     travelled least. The result does not depend on any processing
 //     order.
 //
-// Cost: O(P + 128·M) for hashing, building the ring (a counting sort on
-// the points' top bits) and looking partitions up (in input order, or,
-// when the ring has more points than there are partitions, in the order
-// of their keys' top bits, another counting sort, so that the walk over a
-// ring bigger than the cache is nearly sequential), plus the proposals of
-// the shed partitions, 2 to 15 percent of P when members hold 1,000 to 10
+// Cost: O(P + 128·M) for hashing, building the ring (a counting sort on the
+// points' top bits) and looking partitions up (in input order, or, when the
+// ring has more points than there are partitions, in the order of their
+// keys' top bits, another counting sort, so that the walk over a ring
+// bigger than the cache is nearly sequential), plus the proposals of the
+// shed partitions, 2 to 15 percent of P when members hold 1,000 to 10
 // partitions each; a member short of partitions keeps the proposals it
-// holds in a heap, so turning one away costs O(log P). The working memory, about 24 bytes per partition, 16 to
-// 20 per ring point and a few dozen per shed partition, is pooled between
-// calls (a sync.Pool, which does not keep it for inputs needing over
-// 64 MiB, about 2.5 million partitions), so a warm call allocates only its
-// result, in 5 to 7 allocations (6 to 9 a call in bench/RESULTS.md, which
-// counts the calls that find the pool emptied). On a 2-core machine (bench/RESULTS.md,
-// measured 2026-12-01, calls in a loop) a warm call takes about 13 µs for
-// 10 members and 100 partitions, 0.42 ms for 100 and 10,000 and 6.9 ms for
-// 1,000 and 100,000, less than franz-go's sticky balancer on the same
-// fresh input (22 µs, 0.43 ms and 10.4 ms in that run; run-to-run noise
-// there is about 30%), with under ten allocations against its hundreds
-// to thousands. On 13 other shapes it took 0.2 to about 2 times franz-go's
-// time: longer for a few members with 100,000 partitions each or more,
-// for one topic at 200 to 500 members and for thousands of members,
-// shorter for a million partitions over hundreds of members. A cold
-// call, the first or one after the garbage
-// collector has emptied the pool, allocates its scratch too, about 35
-// times in all, and takes about 0.05 ms, 1.2 ms and 11 ms.
+// holds in a heap, so turning one away costs O(log P). The working memory,
+// about 24 bytes per partition, 16 to 20 per ring point and a few dozen per
+// shed partition, is pooled between calls (a sync.Pool, which does not keep
+// it for inputs needing over 64 MiB, about 2.5 million partitions), so a
+// warm call allocates only its result, in 5 to 7 allocations (6 to 9 a call
+// in bench/RESULTS.md, which counts the calls that find the pool emptied).
+// On a 2-core machine (bench/RESULTS.md, measured 2026-12-01, calls in a
+// loop) a warm call takes about 13 µs for 10 members and 100 partitions,
+// 0.42 ms for 100 and 10,000 and 6.9 ms for 1,000 and 100,000, less than
+// franz-go's sticky balancer on the same fresh input (22 µs, 0.43 ms and
+// 10.4 ms in that run; run-to-run noise there is about 30%), with under ten
+// allocations against its hundreds to thousands. On 13 other shapes it took
+// 0.2 to about 2 times franz-go's time: longer for a few members with
+// 100,000 partitions each or more, for one topic at 200 to 500 members and
+// for thousands of members, shorter for a million partitions over hundreds
+// of members. A cold call, the first or one after the garbage collector has
+// emptied the pool, allocates its scratch too, about 35 times in all, and
+// takes about 0.05 ms, 1.2 ms and 11 ms.
 //
 // Movement: the primaries move exactly the leaver's or joiner's share,
 // but their counts vary by about sqrt(P/M) per member, and the shed and
