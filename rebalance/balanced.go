@@ -173,41 +173,23 @@ func (s *balancedScratch) primaries(r ring, parts []partitions.Partition, nm int
 		}
 		dist[i] = partitionKey(topic, p.ID)
 	}
-	if r.len() <= int32(np) {
-		// The ring is smaller than the partitions' own arrays, so it
-		// stays in the cache better than they would if visited in
-		// another order.
-		for i, k := range dist {
-			at := r.successor(k)
-			dist[i] = r.keys[at] - k
-			o := r.owners[at]
-			owner[i] = o
-			counts[o]++
-		}
-		return dist, owner, counts
-	}
 	// A ring bigger than the partitions, 128 points per member, is
 	// walked in the order of the partitions' keys' top bits (a counting
 	// sort), so that the walk is nearly sequential: in input order every
-	// lookup would be a cache miss once the ring outgrows the cache.
-	b := max(bits.Len(uint(np)), 1)
-	shift := uint(64 - b)
-	start := resize(&s.keyStart, 1<<b+1)
-	clear(start)
-	for _, k := range dist {
-		start[k>>shift+1]++
+	// lookup would be a cache miss once the ring outgrows the cache. A
+	// smaller ring stays in the cache better than the partitions' own
+	// arrays would if visited in another order, so they are looked up in
+	// input order.
+	var byKey []int32 // nil for input order
+	if r.len() > int32(np) {
+		byKey = s.sortByKey(dist)
 	}
-	for i := 1; i < len(start); i++ {
-		start[i] += start[i-1]
-	}
-	byKey := resize(&s.byKey, np)
-	for i, k := range dist {
-		at := start[k>>shift]
-		start[k>>shift]++
-		byKey[at] = int32(i)
-	}
-	for _, i := range byKey {
-		k := dist[i]
+	for j, k := range dist {
+		i := int32(j)
+		if byKey != nil {
+			i = byKey[j]
+			k = dist[i]
+		}
 		at := r.successor(k)
 		dist[i] = r.keys[at] - k
 		o := r.owners[at]
@@ -215,6 +197,28 @@ func (s *balancedScratch) primaries(r ring, parts []partitions.Partition, nm int
 		counts[o]++
 	}
 	return dist, owner, counts
+}
+
+// sortByKey returns the indices of keys in the order of the keys' top
+// bits, by a counting sort, in s's memory.
+func (s *balancedScratch) sortByKey(keys []uint64) []int32 {
+	b := max(bits.Len(uint(len(keys))), 1)
+	shift := uint(64 - b)
+	start := resize(&s.keyStart, 1<<b+1)
+	clear(start)
+	for _, k := range keys {
+		start[k>>shift+1]++
+	}
+	for i := 1; i < len(start); i++ {
+		start[i] += start[i-1]
+	}
+	byKey := resize(&s.byKey, len(keys))
+	for i, k := range keys {
+		at := start[k>>shift]
+		start[k>>shift]++
+		byKey[at] = int32(i)
+	}
+	return byKey
 }
 
 // quotas gives the np mod nm members with the most primary partitions
