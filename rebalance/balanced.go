@@ -285,8 +285,8 @@ func (s *balancedScratch) shed(dist []uint64, owner, counts, quota []int32) []in
 		if lo == hi {
 			continue
 		}
-		h := shedHeap(cands[lo : lo+size[o] : hi])
-		h.offer(shedCandidate{key, int32(i)}, int(hi-lo))
+		h := lowest(cands[lo : lo+size[o] : hi])
+		h.offer(keyed{key, int32(i)}, int(hi-lo))
 		size[o] = int32(len(h))
 		if len(h) == int(hi-lo) {
 			above[o] = h[0].key
@@ -343,7 +343,7 @@ func (s *balancedScratch) fill(r ring, parts []partitions.Partition, pool []int3
 		open.words[w] = word
 	}
 	// held[start[m]:start[m]+size[m]] are the proposals member m holds,
-	// as indexes into pool, with the distance each travelled in far.
+	// each a pool index keyed by the distance it travelled.
 	start := resize(&s.fillStart, nm+1)
 	start[0] = 0
 	for m := range nm {
@@ -352,7 +352,6 @@ func (s *balancedScratch) fill(r ring, parts []partitions.Partition, pool []int3
 	size := resize(&s.fillSize, nm)
 	clear(size)
 	held := resize(&s.held, int(start[nm]))
-	far := resize(&s.far, int(start[nm]))
 	key := resize(&s.key, len(pool)) // each pooled partition's key
 	at := resize(&s.at, len(pool))   // ring point each pooled partition is proposing at
 	queue := resize(&s.queue, len(pool))
@@ -365,97 +364,56 @@ func (s *balancedScratch) fill(r ring, parts []partitions.Partition, pool []int3
 		at[k] = open.next(r.successor(key[k]))
 		queue[k] = int32(k)
 	}
-	// A member that is full keeps its proposals as a heap with the
-	// farthest on top, so that turning one away costs a few swaps
-	// rather than a scan: a member short of thousands of partitions
-	// turns proposals away thousands of times.
+	// A member keeps its proposals in a heap with the farthest on top,
+	// so that turning one away costs a few swaps rather than a scan: a
+	// member short of thousands of partitions turns proposals away
+	// thousands of times.
 	for len(queue) > 0 {
 		k := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
 		for {
 			pos := at[k]
 			m := r.owners[pos]
-			d := r.keys[pos] - key[k]
-			lo, n := start[m], size[m]
-			h := proposals{held[lo:start[m+1]], far[lo:start[m+1]]}
-			if n < int32(len(h.held)) {
-				h.held[n], h.far[n] = k, d
+			p := keyed{r.keys[pos] - key[k], k}
+			h := lowest(held[start[m] : start[m]+size[m] : start[m+1]])
+			if len(h) < cap(h) {
+				h.offer(p, cap(h))
 				size[m]++
-				if int(size[m]) == len(h.held) {
-					h.init()
-				}
 				break
 			}
-			if h.far[0] > d || h.far[0] == d && h.held[0] > k {
-				h.held[0], k = k, h.held[0]
-				h.far[0] = d
-				h.down(0)
+			if p.less(h[0]) { // m keeps p and turns its farthest away
+				k = h[0].part
+				h.offer(p, cap(h))
 			}
 			at[k] = open.next(at[k] + 1)
 		}
 	}
 	for m := range nm {
-		for _, k := range held[start[m] : start[m]+size[m]] {
-			owner[pool[k]] = int32(m)
+		for _, p := range held[start[m] : start[m]+size[m]] {
+			owner[pool[p.part]] = int32(m)
 		}
 		counts[m] += size[m]
 	}
 }
 
-// proposals are the proposals a full member holds, as indexes into the
-// pool with the distance each travelled, kept as a max-heap on (far,
-// held): the proposal on top is the one the member turns away first.
-type proposals struct {
-	held []int32
-	far  []uint64
-}
-
-// after reports whether proposal i is turned away before proposal j.
-func (h proposals) after(i, j int) bool {
-	return h.far[i] > h.far[j] || h.far[i] == h.far[j] && h.held[i] > h.held[j]
-}
-
-func (h proposals) init() {
-	for i := len(h.held)/2 - 1; i >= 0; i-- {
-		h.down(i)
-	}
-}
-
-// down restores the heap below position p.
-func (h proposals) down(p int) {
-	for {
-		c := 2*p + 1
-		if c >= len(h.held) {
-			return
-		}
-		if c+1 < len(h.held) && h.after(c+1, c) {
-			c++
-		}
-		if !h.after(c, p) {
-			return
-		}
-		h.held[p], h.held[c] = h.held[c], h.held[p]
-		h.far[p], h.far[c] = h.far[c], h.far[p]
-		p = c
-	}
-}
-
-// shedCandidate is a partition index with the key that orders it for
-// shedding: the lowest keys are shed first.
-type shedCandidate struct {
+// keyed is a partition index, into the partitions or the pool, with the
+// key that orders it: the lowest keys are shed first, and a member under
+// quota keeps the proposals of lowest key (distance travelled).
+type keyed struct {
 	key  uint64
 	part int32
 }
 
-func (a shedCandidate) less(b shedCandidate) bool {
+func (a keyed) less(b keyed) bool {
 	return a.key < b.key || a.key == b.key && a.part < b.part
 }
 
-// shedHeap keeps the k candidates of lowest key offered to it, as a
-// max-heap on key.
-type shedHeap []shedCandidate
+// lowest keeps the k items of lowest key offered to it, as a max-heap on
+// key, the part breaking ties: once it holds k, an item offered replaces
+// its top if it is lower.
+type lowest []keyed
 
-func (h *shedHeap) offer(it shedCandidate, k int) {
+func (h *lowest) offer(it keyed, k int) {
 	s := *h
 	if len(s) < k {
 		s = append(s, it)

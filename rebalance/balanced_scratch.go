@@ -35,7 +35,7 @@ type balancedScratch struct {
 	shedStart []int32
 	shedSize  []int32
 	shedAbove []uint64
-	cands     []shedCandidate
+	cands     []keyed
 	pool      []int32 // the shed partitions
 	poolMarks []uint64
 
@@ -44,8 +44,7 @@ type balancedScratch struct {
 	openWords []uint64
 	fillStart []int32
 	fillSize  []int32
-	held      []int32
-	far       []uint64
+	held      []keyed
 	key       []uint64
 	at        []int32
 	queue     []int32
@@ -75,11 +74,11 @@ func putBalancedScratch(s *balancedScratch) {
 // bytes returns the memory held by s's slices.
 func (s *balancedScratch) bytes() int {
 	const u64, i32 = 8, 4
-	return u64*(cap(s.mkeys)+cap(s.ringKeys)+cap(s.poolMarks)+cap(s.shedAbove)+cap(s.dist)+cap(s.under)+cap(s.openWords)+cap(s.far)+cap(s.key)) +
+	return u64*(cap(s.mkeys)+cap(s.ringKeys)+cap(s.poolMarks)+cap(s.shedAbove)+cap(s.dist)+cap(s.under)+cap(s.openWords)+cap(s.key)) +
 		i32*(cap(s.ringOwners)+cap(s.ringStart)+cap(s.owner)+cap(s.counts)+cap(s.keyStart)+cap(s.byKey)+cap(s.order)+cap(s.quota)+
-			cap(s.shedStart)+cap(s.shedSize)+cap(s.pool)+cap(s.fillStart)+cap(s.fillSize)+cap(s.held)+
+			cap(s.shedStart)+cap(s.shedSize)+cap(s.pool)+cap(s.fillStart)+cap(s.fillSize)+
 			cap(s.at)+cap(s.queue)+cap(s.next)) +
-		int(unsafe.Sizeof(shedCandidate{}))*cap(s.cands)
+		int(unsafe.Sizeof(keyed{}))*(cap(s.cands)+cap(s.held))
 }
 
 // resize sets *buf to a slice of length n, reusing its memory if it is
