@@ -34,7 +34,8 @@ type Config struct {
 	Group string
 	// Member names this member; it must be unique in the group while it
 	// runs. Group and Member are ZooKeeper node names: no '/', no control
-	// or invisible characters, not "." or "..".
+	// or invisible characters, none beyond U+FFFF (such as emoji, which
+	// ZooKeeper refuses), not "." or ".." (see [partitions.ValidateName]).
 	Member string
 	// Root is the ZooKeeper path under which groups live; default
 	// [DefaultRoot].

@@ -96,8 +96,10 @@ func ValidateTopic(name string) error {
 // ValidateName checks that name can be one ZooKeeper node name: not empty,
 // valid UTF-8, without '/', made of printable characters only (no control,
 // format, private-use or unassigned characters, none of U+FFF0 to U+FFFF:
-// ZooKeeper rejects some and the rest would hide in logs), and not "." or
-// "..". Groups, members and topics all obey it.
+// ZooKeeper rejects some and the rest would hide in logs), none beyond
+// U+FFFF (ZooKeeper checks paths as UTF-16 and refuses the surrogates such
+// a character becomes, emoji included), and not "." or "..". Groups,
+// members and topics all obey it.
 func ValidateName(name string) error {
 	switch name {
 	case "":
@@ -114,6 +116,8 @@ func ValidateName(name string) error {
 			return fmt.Errorf("%w name %q: contains '/'", ErrInvalid, name)
 		case !unicode.IsPrint(r) || r >= 0xFFF0 && r <= 0xFFFF:
 			return fmt.Errorf("%w name %q: contains control or invisible character %U", ErrInvalid, name, r)
+		case r > 0xFFFF:
+			return fmt.Errorf("%w name %q: contains %U, beyond U+FFFF, which ZooKeeper refuses", ErrInvalid, name, r)
 		}
 	}
 	return nil

@@ -62,7 +62,7 @@ func TestValidateName(t *testing.T) {
 			t.Errorf("ValidateName(%q) = %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"", ".", "..", "a/b", "a\nb", "\x7f", "a\u00a0b", "\ufeff", "\uffff", "\ue000", string([]byte{0xff})} {
+	for _, bad := range []string{"", ".", "..", "a/b", "a\nb", "\x7f", "a\u00a0b", "\ufeff", "\uffff", "\ue000", string([]byte{0xff}), "a\U0001F600", "\U00010000"} {
 		if err := partitions.ValidateName(bad); !errors.Is(err, partitions.ErrInvalid) {
 			t.Errorf("ValidateName(%q) = %v, want ErrInvalid", bad, err)
 		}
