@@ -18,6 +18,23 @@ var ErrInvalid = errors.New("partitions: invalid")
 // MaxTopicLen is the longest topic name accepted, in bytes; Kafka's limit.
 const MaxTopicLen = 249
 
+// MaxTopicsBytes bounds the names of a set's topics: their lengths plus 4
+// bytes each (how ZooKeeper sends a name) add up to at most this. Every
+// member reads the list of topics in one reply, and a client refuses a
+// reply bigger than its buffer (about 1 MB for ZooKeeper's own clients):
+// past it, no member could read the set. It allows about 3,950 topics of
+// the longest names, or 50,000 of 16 bytes.
+const MaxTopicsBytes = 1_000_000
+
+// topicsBytes is what [MaxTopicsBytes] bounds for the given names.
+func topicsBytes(names []string) int {
+	n := 0
+	for _, name := range names {
+		n += len(name) + 4
+	}
+	return n
+}
+
 // Partition names one partition of one topic. The zero value is not a valid
 // partition. Partitions are ordered by topic, then numerically by ID (see
 // [Compare]), so "t:2" comes before "t:10".

@@ -151,6 +151,24 @@ func TestNormalize(t *testing.T) {
 	if _, err := partitions.Normalize(map[string][]int32{"a/b": {1}}); !errors.Is(err, partitions.ErrInvalid) {
 		t.Errorf("Normalize with a bad topic = %v", err)
 	}
+	// 3,952 topics of the longest names fit, 3,953 do not.
+	many := make(map[string][]int32)
+	for i := range partitions.MaxTopicsBytes / (partitions.MaxTopicLen + 4) {
+		many[longTopic(i)] = []int32{0}
+	}
+	if _, err := partitions.Normalize(many); err != nil {
+		t.Errorf("Normalize of %d topics of %d bytes = %v", len(many), partitions.MaxTopicLen, err)
+	}
+	many[longTopic(len(many))] = []int32{0}
+	if _, err := partitions.Normalize(many); !errors.Is(err, partitions.ErrInvalid) {
+		t.Errorf("Normalize of %d topics of %d bytes = %v, want ErrInvalid", len(many), partitions.MaxTopicLen, err)
+	}
+}
+
+// longTopic is the i-th topic name of [partitions.MaxTopicLen] bytes.
+func longTopic(i int) string {
+	name := fmt.Sprintf("%05d-", i)
+	return name + strings.Repeat("t", partitions.MaxTopicLen-len(name))
 }
 
 func TestDecodeIDsBoundsSize(t *testing.T) {

@@ -118,11 +118,16 @@ var errFatal = errors.New("partitions: cannot continue")
 func isFatal(err error) bool { return errors.Is(err, errFatal) }
 
 // Normalize validates a topic→IDs map (topic names by [ValidateTopic],
-// IDs non-negative) and returns a copy with each topic's IDs sorted and
-// distinct, leaving out topics with no IDs. The error names the topic.
+// no more of them than [MaxTopicsBytes] allows, IDs non-negative) and
+// returns a copy with each topic's IDs sorted and distinct, leaving out
+// topics with no IDs. The error names the topic.
 func Normalize(in map[string][]int32) (map[string][]int32, error) {
 	out := make(map[string][]int32, len(in))
-	for _, topic := range slices.Sorted(maps.Keys(in)) {
+	topics := slices.Sorted(maps.Keys(in))
+	if n := topicsBytes(topics); n > MaxTopicsBytes {
+		return nil, fmt.Errorf("%w: %d topics whose names take %d bytes, more than %d", ErrInvalid, len(topics), n, MaxTopicsBytes)
+	}
+	for _, topic := range topics {
 		if err := ValidateTopic(topic); err != nil {
 			return nil, err
 		}
@@ -256,6 +261,9 @@ func (s *Set) work() error {
 			}
 		}
 		if !s.holds(s.seed) {
+			if err := s.checkTopics(s.seed); err != nil {
+				return fmt.Errorf("%w: merge seed: %w", errFatal, err)
+			}
 			if err := write(conn, s.cfg.Paths, false, s.seed); err != nil {
 				if !retryable(err) {
 					return fmt.Errorf("%w: merge seed: %w", errFatal, err)
@@ -276,7 +284,19 @@ func (s *Set) work() error {
 			s.pending = s.pending[1:]
 			continue
 		}
-		err := write(conn, s.cfg.Paths, c.remove, c.topics)
+		if !c.remove && s.needList {
+			// checkTopics needs the topics there are.
+			if err := s.readAll(conn); err != nil {
+				return err
+			}
+		}
+		var err error
+		if !c.remove {
+			err = s.checkTopics(c.topics)
+		}
+		if err == nil {
+			err = write(conn, s.cfg.Paths, c.remove, c.topics)
+		}
 		if err != nil && retryable(err) {
 			return err
 		}
@@ -288,6 +308,23 @@ func (s *Set) work() error {
 	}
 	if len(s.dirty) > 0 {
 		return s.readDirty(conn)
+	}
+	return nil
+}
+
+// checkTopics refuses to add ids, a normalized change, if the set's topics
+// would then pass [MaxTopicsBytes]. It counts the topics as last read: a
+// member adding topics at the same moment can take the set past the
+// bound, by no more than its own change.
+func (s *Set) checkTopics(ids map[string][]int32) error {
+	n := topicsBytes(slices.Collect(maps.Keys(s.topics)))
+	for topic := range ids {
+		if _, ok := s.topics[topic]; !ok {
+			n += len(topic) + 4
+		}
+	}
+	if n > MaxTopicsBytes {
+		return fmt.Errorf("%w: the set's topic names would take %d bytes, more than %d", ErrInvalid, n, MaxTopicsBytes)
 	}
 	return nil
 }

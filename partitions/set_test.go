@@ -227,6 +227,45 @@ func TestSetBigTopics(t *testing.T) {
 	a.waitParts(want)
 }
 
+// The set's topic names are bounded so that every member can read their
+// list in one reply: an Add past the bound is refused and writes nothing,
+// counting the topics already there, and a set at the bound is read.
+func TestSetManyTopics(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	paths := zkpath.Group{Root: "/zkalloc", Group: t.Name()}
+	a := startSet(t, []string{srv.Addr()}, paths, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	most := partitions.MaxTopicsBytes / (partitions.MaxTopicLen + 4)
+	var want []partitions.Partition
+	for _, r := range [][2]int{{0, most - 500}, {most - 500, most}} {
+		add := make(map[string][]int32)
+		for i := r[0]; i < r[1]; i++ {
+			add[longTopic(i)] = []int32{0}
+			want = append(want, partitions.Partition{Topic: longTopic(i)})
+		}
+		if err := a.set.Add(ctx, add); err != nil {
+			t.Fatalf("Add of topics %d to %d: %v", r[0], r[1]-1, err)
+		}
+	}
+	a.waitParts(want)
+	more := longTopic(most)
+	if err := a.set.Add(ctx, map[string][]int32{more: {0}, longTopic(0): {1}}); !errors.Is(err, partitions.ErrInvalid) {
+		t.Errorf("Add of topic %d with %d there = %v, want ErrInvalid", most+1, most, err)
+	}
+	if exists, _, err := a.conn.Exists(paths.Topic(more)); err != nil || exists {
+		t.Errorf("refused topic: exists %v, %v", exists, err)
+	}
+	if err := a.set.Add(ctx, map[string][]int32{longTopic(0): {1}}); err != nil {
+		t.Errorf("Add of an ID to a topic there: %v", err)
+	}
+	want = slices.Insert(want, 1, partitions.Partition{Topic: longTopic(0), ID: 1})
+	a.waitParts(want)
+	startSet(t, []string{srv.Addr()}, paths, nil).waitParts(want)
+}
+
 // firstView returns the first view m's set publishes.
 func (m *member) firstView() partitions.View {
 	m.t.Helper()
