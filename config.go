@@ -42,7 +42,8 @@ type Config struct {
 	Root string
 	// Partitions is this member's seed: merged into the group's shared set
 	// when the allocator starts (never removed by it). Topic names follow
-	// the rules of Group and Member; IDs must not be negative.
+	// the rules of Group and Member, up to 249 bytes each and
+	// [partitions.MaxTopicsBytes] in all; IDs must not be negative.
 	Partitions map[string][]int32
 	// Strategy computes the assignment; default [rebalance.RoundRobin]. All
 	// members of a group must use the same one: members that disagree wait

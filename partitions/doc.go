@@ -6,7 +6,8 @@
 // IDs as compact ranges ("0-63,70", see [EncodeIDs]); a million partitions
 // fit without any znode nearing ZooKeeper's 1 MB limit (every other ID of
 // 100,000 takes 294 KB; a change that would take a topic past
-// [MaxTopicBytes] is refused with [ErrInvalid]). Writes are
+// [MaxTopicBytes] is refused with [ErrInvalid], and so is one that would
+// make the list of topic names longer than [MaxTopicsBytes]). Writes are
 // compare-and-set on the znode versions, in one multi-operation per
 // change, retried when another member wrote first.
 //

@@ -177,8 +177,9 @@ func (s *Set) request(ctx context.Context, remove bool, topics map[string][]int3
 
 // Run keeps the set until ctx is cancelled; it returns nil then.
 // ZooKeeper errors are retried with backoff for as long as it runs; it
-// fails only if the seed cannot be merged because a topic's data in
-// ZooKeeper is corrupt.
+// fails only if the seed cannot be merged: a topic's data in ZooKeeper is
+// corrupt, or the seed's topics with those there would pass
+// [MaxTopicsBytes].
 func (s *Set) Run(ctx context.Context) error {
 	defer close(s.done)
 	defer s.out.Close()
