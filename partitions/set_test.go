@@ -346,3 +346,68 @@ func TestValidateNameAgreesWithZooKeeper(t *testing.T) {
 		t.Fatalf("only %d of %d sampled names accepted; the sample tests too little", accepted, len(names))
 	}
 }
+
+// snapshot returns the partitions node's stat and each topic node's
+// version, so that a test can tell whether anything was written.
+func snapshot(t *testing.T, conn session.Conn, paths zkpath.Group) string {
+	t.Helper()
+	names, dir, err := conn.Children(paths.Partitions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(names)
+	out := fmt.Sprintf("cversion %d pzxid %d;", dir.Cversion, dir.Pzxid)
+	for _, name := range names {
+		_, stat, err := conn.Get(paths.Topic(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out += fmt.Sprintf(" %s version %d mzxid %d;", name, stat.Version, stat.Mzxid)
+	}
+	return out
+}
+
+// A change too big for one multi is written in several; one whose last
+// topic is refused for good is refused before the first of them, not
+// after the others have been applied.
+func TestSetRefusedChangeIsNotPartlyApplied(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	// Two topics that fit one multi each but not one together, so that
+	// the change takes at least two multis.
+	big := every(2, 150_000)
+	if n := len(partitions.EncodeIDs(big)); 2*n < 512<<10 || n > 512<<10 {
+		t.Fatalf("test data encodes to %d bytes, want it to fit one multi and two not", n)
+	}
+	tests := []struct {
+		name    string
+		present map[string]string // topic nodes created beforehand, with their data
+		last    []int32           // the change to topic "c"
+	}{
+		{name: "corrupt data", present: map[string]string{"c": "{not ranges}"}, last: []int32{1}},
+		{name: "too big for a znode", last: every(2, 400_000)},
+		{name: "too many IDs", present: map[string]string{"c": fmt.Sprintf("0-%d", partitions.MaxTopicIDs-1)}, last: []int32{partitions.MaxTopicIDs + 1}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			paths := zkpath.Group{Root: "/zkalloc", Group: fmt.Sprintf("refused%d", i)}
+			m := startSet(t, []string{srv.Addr()}, paths, nil)
+			m.firstView() // the partitions node exists
+			for topic, data := range tt.present {
+				if _, err := m.conn.Create(paths.Topic(topic), []byte(data), 0, zk.WorldACL(zk.PermAll)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := snapshot(t, m.conn, paths)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			err := m.set.Add(ctx, map[string][]int32{"a": big, "b": big, "c": tt.last})
+			if !errors.Is(err, partitions.ErrInvalid) {
+				t.Errorf("Add = %v, want ErrInvalid", err)
+			}
+			if after := snapshot(t, m.conn, paths); after != before {
+				t.Errorf("the refused change was partly applied:\nbefore %s\nafter  %s", before, after)
+			}
+		})
+	}
+}

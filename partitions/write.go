@@ -39,22 +39,35 @@ var ErrContended = errors.New("partitions: too much contention")
 // Topics are written in sorted order, in as few multi-operations as the
 // size limit allows; each multi is atomic. A topic emptied by a removal
 // is deleted.
+//
+// A change that needs several multis is checked whole before the first
+// (see [checkTopics]), so that one refused for good, by a topic's data or
+// by the limits, is refused before anything is written. What the check
+// cannot cover is other members writing between the multis: a later topic
+// they make unwritable (corrupt, or too full) still refuses the change
+// after the earlier multis were applied.
 func write(c writer, paths zkpath.Group, remove bool, ids map[string][]int32) error {
 	topics := slices.Sorted(maps.Keys(ids))
+	written := false
 	for len(topics) > 0 {
-		n, err := writeBatch(c, paths, remove, ids, topics)
+		n, wrote, err := writeBatch(c, paths, remove, ids, topics, !written)
 		if err != nil {
 			return err
 		}
+		written = written || wrote
 		topics = topics[n:]
 	}
 	return nil
 }
 
 // writeBatch writes a prefix of topics that fits in one multi-operation
-// and returns its length. It reads the topics inflight.Limit at a time, with
-// the requests pipelined.
-func writeBatch(c writer, paths zkpath.Group, remove bool, ids map[string][]int32, topics []string) (int, error) {
+// and returns its length and whether a multi was applied (a prefix that
+// needs no change is not written). It reads the topics inflight.Limit at a
+// time, with the requests pipelined. If check is set (nothing of the
+// change is written yet) and the prefix is not all of topics, it checks
+// the rest with [checkTopics] before it writes; a change that fits one
+// multi costs no extra read.
+func writeBatch(c writer, paths zkpath.Group, remove bool, ids map[string][]int32, topics []string, check bool) (int, bool, error) {
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		var ops []any
 		size, n := 0, 0
@@ -69,7 +82,7 @@ func writeBatch(c writer, paths zkpath.Group, remove bool, ids map[string][]int3
 					break
 				}
 				if err != nil {
-					return 0, fmt.Errorf("topic %q: %w", topic, err)
+					return 0, false, fmt.Errorf("topic %q: %w", topic, err)
 				}
 				n++
 				if op != nil {
@@ -79,24 +92,48 @@ func writeBatch(c writer, paths zkpath.Group, remove bool, ids map[string][]int3
 			}
 		}
 		if len(ops) == 0 {
-			return n, nil
+			return n, false, nil
+		}
+		if check && n < len(topics) {
+			if err := checkTopics(c, paths, remove, ids, topics[n:]); err != nil {
+				return 0, false, err
+			}
+			check = false // the retries below write the same prefix
 		}
 		_, err := c.Multi(ops...)
 		switch {
 		case err == nil:
-			return n, nil
+			return n, true, nil
 		case errors.Is(err, zk.ErrNoNode) && !remove:
 			// Either a topic vanished (retry) or the parent is missing.
 			if err := zkpath.Ensure(c, paths.Partitions()); err != nil {
-				return 0, err
+				return 0, false, err
 			}
 		case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrNoNode):
 			// Another member wrote first: read again.
 		default:
-			return 0, err
+			return 0, false, err
 		}
 	}
-	return 0, ErrContended
+	return 0, false, ErrContended
+}
+
+// checkTopics reads and plans every topic of topics, inflight.Limit at a
+// time, and returns the first error, naming the topic: a refusal for good
+// (see [retryable]) or a failed read. It writes nothing.
+func checkTopics(c writer, paths zkpath.Group, remove bool, ids map[string][]int32, topics []string) error {
+	for len(topics) > 0 {
+		chunk := topics[:min(inflight.Limit, len(topics))]
+		reads := make([]topicRead, len(chunk))
+		inflight.Do(len(chunk), func(i int) { reads[i] = readForWrite(c, paths.Topic(chunk[i])) })
+		for i, topic := range chunk {
+			if _, err := planTopic(reads[i], paths.Topic(topic), remove, ids[topic]); err != nil {
+				return fmt.Errorf("topic %q: %w", topic, err)
+			}
+		}
+		topics = topics[len(chunk):]
+	}
+	return nil
 }
 
 // topicRead is a topic node as [readForWrite] found it.
