@@ -25,7 +25,7 @@ import (
 type contact struct {
 	mu        sync.Mutex
 	lastReply time.Time     // when the last reply to one of our requests arrived
-	granted   time.Duration // the session timeout in the last connect response
+	granted   time.Duration // the session timeout in the last connect response that granted one
 	sessionID int64         // the session ID in the last connect response
 	passwd    []byte        // the session password in the last connect response
 }
@@ -39,7 +39,11 @@ func (c *contact) replied(at time.Time) {
 func (c *contact) connected(at time.Time, r connectResponse) {
 	c.mu.Lock()
 	c.lastReply = at
-	c.granted = time.Duration(r.timeoutMs) * time.Millisecond
+	if r.timeoutMs > 0 {
+		// The answer to a resume of an expired session grants none (0),
+		// and the client asks for the last granted one again.
+		c.granted = time.Duration(r.timeoutMs) * time.Millisecond
+	}
 	c.sessionID = r.sessionID
 	c.passwd = r.passwd
 	c.mu.Unlock()

@@ -2,7 +2,9 @@ package session
 
 import (
 	"encoding/binary"
+	"net"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -66,6 +68,47 @@ func TestFrameReader(t *testing.T) {
 		}
 		if replies != 2 {
 			t.Fatalf("chunk %d: %d replies, want 2 (ping and xid 7, not the watch event)", chunk, replies)
+		}
+	}
+}
+
+// The handshake bound is a part of the session timeout the server last
+// granted, whichever way it clamped the one asked for; an answer that
+// grants none (the session expired) leaves it as it was.
+func TestHandshakeBoundFollowsGrantedTimeout(t *testing.T) {
+	t.Parallel()
+	dialer := func(string, string, time.Duration) (net.Conn, error) {
+		a, b := net.Pipe()
+		b.Close()
+		return a, nil
+	}
+	s := New(Config{Servers: []string{"127.0.0.1:1"}, Timeout: 30 * time.Second, Dialer: dialer})
+	bound := func() time.Duration {
+		t.Helper()
+		c, err := s.dial("tcp", "127.0.0.1:1", time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		return c.(*contactConn).handshake
+	}
+	tests := []struct {
+		name      string
+		answer    bool  // a connect response comes first
+		timeoutMs int32 // the timeout it grants; 0: none, the session expired
+		want      time.Duration
+	}{
+		{name: "before any answer: a third of the one asked for", want: 10 * time.Second},
+		{name: "clamped down", answer: true, timeoutMs: 9000, want: 3 * time.Second},
+		{name: "expired: the last granted", answer: true, want: 3 * time.Second},
+		{name: "clamped up", answer: true, timeoutMs: 60_000, want: 20 * time.Second},
+	}
+	for _, tt := range tests {
+		if tt.answer {
+			s.contact.connected(time.Now(), connectResponse{timeoutMs: tt.timeoutMs})
+		}
+		if got := bound(); got != tt.want {
+			t.Errorf("%s: handshake bound %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

@@ -27,7 +27,9 @@ const leaseFraction = 0.8
 // to a connect request (see contactConn), so that the client gives up on a
 // connection that is never answered early enough to dial again (it pauses
 // a second after trying every server) and resume the session before it
-// expires.
+// expires. The timeout is the one the server last granted, which is what
+// the client asks for again and what the server expires the session by;
+// the one in [Config.Timeout] only until a server first answers.
 const handshakeFraction = 1.0 / 3
 
 // Config configures a [Session]. Servers is required; zero values of the
@@ -215,9 +217,19 @@ func (s *Session) dial(network, address string, timeout time.Duration) (net.Conn
 		link:      s.link,
 		gen:       s.link.dialed(),
 		now:       s.cfg.Clock.Now,
-		handshake: time.Duration(handshakeFraction * float64(s.cfg.Timeout)),
+		handshake: time.Duration(handshakeFraction * float64(s.timeout())),
 		logger:    s.cfg.Logger,
 	}, nil
+}
+
+// timeout returns the session timeout the server last granted, or the one
+// asked for before any server has granted one. The server clamps the one
+// asked for into its bounds, so the two can differ either way.
+func (s *Session) timeout() time.Duration {
+	if _, granted := s.contact.snapshot(); granted > 0 {
+		return granted
+	}
+	return s.cfg.Timeout
 }
 
 // Bounds on the steps of shutdown; see [Session.shutdown]. They measure

@@ -301,6 +301,41 @@ func TestSessionResumesPastAnUnansweredHandshake(t *testing.T) {
 	t.Logf("resumed %v after the break", time.Since(broke).Round(time.Millisecond))
 }
 
+// TestSessionResumesPastAnUnansweredHandshakeWhenTheTimeoutIsClamped: the
+// bound on the wait for a handshake's answer is a part of the session
+// timeout the server granted, not of the one asked for. Here the server
+// raises the timeout asked for fourfold; the handshakes after the break
+// are answered later than a third of the timeout asked for but well within
+// a third of the one granted, and the session resumes.
+func TestSessionResumesPastAnUnansweredHandshakeWhenTheTimeoutIsClamped(t *testing.T) {
+	t.Parallel()
+	const (
+		asked   = 1500 * time.Millisecond
+		granted = 6 * time.Second
+		late    = 1250 * time.Millisecond // between asked/3 and granted/3
+	)
+	srv := zktest.Standalone(t, zktest.Options{MinSessionTimeout: granted})
+	jam := &jamDialer{target: srv.Addr()}
+	_, w, _ := runConfig(t, session.Config{Servers: []string{srv.Addr()}, Timeout: asked, Dialer: jam.dial})
+	up := w.waitFor("up", 10*time.Second, isUp)
+	if up.Timeout != granted {
+		t.Fatalf("granted timeout %v, want the server to raise %v to %v", up.Timeout, asked, granted)
+	}
+	// The server hears from us now, so it keeps the session for a whole
+	// granted timeout after the break.
+	if _, _, err := up.Conn.Exists("/"); err != nil {
+		t.Fatal(err)
+	}
+	jam.slowHandshakes(late)
+	broke := time.Now()
+	jam.closeLatest()
+	again := w.waitFor("up again", granted, func(st session.State) bool { return isUp(st) && st.Reconnects >= 2 })
+	if again.SessionID != up.SessionID {
+		t.Errorf("session %#x after the slow handshake, want %#x resumed", again.SessionID, up.SessionID)
+	}
+	t.Logf("resumed %v after the break", time.Since(broke).Round(time.Millisecond))
+}
+
 // silentServer listens on loopback and accepts connections, reads what
 // they send and never answers; it stops when the test ends.
 func silentServer(t *testing.T) string {
@@ -553,12 +588,22 @@ func TestSessionRequestHeldByTheClientAcrossAnExpiryFails(t *testing.T) {
 
 // jamDialer dials target whatever address the client asks for. It can
 // jam the latest connection, whose writes then block until it fails, close
-// it, and hold dials back.
+// it, hold dials back, and slow the handshakes of later connections.
 type jamDialer struct {
 	target string
 	mu     sync.Mutex
 	latest *jamConn
 	held   chan struct{} // dials wait until it is closed; nil: they do not
+	slow   time.Duration // how late the connect request of a new connection reaches the server
+}
+
+// slowHandshakes makes the connect request of every connection dialed
+// from now on reach the server delay after the client wrote it, so that
+// the client waits that long, and a little more, for the answer.
+func (d *jamDialer) slowHandshakes(delay time.Duration) {
+	d.mu.Lock()
+	d.slow = delay
+	d.mu.Unlock()
 }
 
 // holdDials makes dials wait until release is called.
@@ -584,6 +629,7 @@ func (d *jamDialer) dial(network, _ string, timeout time.Duration) (net.Conn, er
 	j := &jamConn{Conn: c, dead: make(chan struct{})}
 	d.mu.Lock()
 	d.latest = j
+	j.slow = d.slow
 	d.mu.Unlock()
 	return j, nil
 }
@@ -606,6 +652,9 @@ type jamConn struct {
 	jammed atomic.Bool
 	once   sync.Once
 	dead   chan struct{} // closed when a read fails or the connection is closed
+	slow   time.Duration // set before the first write: how late the first write goes out
+	wrote  bool          // the first write (the connect request) has been taken; the client makes it before it starts the goroutine that writes the rest
+	sent   chan struct{} // closed once a delayed first write is done with; nil if none
 }
 
 var errJammed = errors.New("jammed connection failed")
@@ -614,6 +663,29 @@ func (c *jamConn) Write(p []byte) (int, error) {
 	if c.jammed.Load() {
 		<-c.dead
 		return 0, errJammed
+	}
+	if !c.wrote {
+		c.wrote = true
+		if c.slow > 0 {
+			// The connect request: report it written and send it later,
+			// unless the connection fails first.
+			buf := append([]byte(nil), p...)
+			c.sent = make(chan struct{})
+			go func() {
+				defer close(c.sent)
+				t := time.NewTimer(c.slow)
+				defer t.Stop()
+				select {
+				case <-t.C:
+					_, _ = c.Conn.Write(buf)
+				case <-c.dead:
+				}
+			}()
+			return len(p), nil
+		}
+	}
+	if c.sent != nil {
+		<-c.sent // keep the order of the writes
 	}
 	return c.Conn.Write(p)
 }
