@@ -262,7 +262,7 @@ func (s *Set) work() error {
 			}
 		}
 		if !s.holds(s.seed) {
-			if err := s.checkTopics(s.seed); err != nil {
+			if err := s.checkTopicList(s.seed); err != nil {
 				return fmt.Errorf("%w: merge seed: %w", errFatal, err)
 			}
 			if err := write(conn, s.cfg.Paths, false, s.seed); err != nil {
@@ -286,14 +286,14 @@ func (s *Set) work() error {
 			continue
 		}
 		if !c.remove && s.needList {
-			// checkTopics needs the topics there are.
+			// checkTopicList counts the topics there are.
 			if err := s.readAll(conn); err != nil {
 				return err
 			}
 		}
 		var err error
 		if !c.remove {
-			err = s.checkTopics(c.topics)
+			err = s.checkTopicList(c.topics)
 		}
 		if err == nil {
 			err = write(conn, s.cfg.Paths, c.remove, c.topics)
@@ -313,11 +313,11 @@ func (s *Set) work() error {
 	return nil
 }
 
-// checkTopics refuses to add ids, a normalized change, if the set's topics
-// would then pass [MaxTopicsBytes]. It counts the topics as last read: a
-// member adding topics at the same moment can take the set past the
-// bound, by no more than its own change.
-func (s *Set) checkTopics(ids map[string][]int32) error {
+// checkTopicList refuses to add ids, a normalized change, if the set's
+// topics would then pass [MaxTopicsBytes]. It counts the topics as last
+// read: a member adding topics at the same moment can take the set past
+// the bound, by no more than its own change.
+func (s *Set) checkTopicList(ids map[string][]int32) error {
 	n := topicsBytes(slices.Collect(maps.Keys(s.topics)))
 	for topic := range ids {
 		if _, ok := s.topics[topic]; !ok {
