@@ -73,8 +73,7 @@ func writeBatch(c writer, paths zkpath.Group, remove bool, ids map[string][]int3
 		size, n := 0, 0
 		for full := false; n < len(topics) && !full; {
 			chunk := topics[n:min(n+inflight.Limit, len(topics))]
-			reads := make([]topicRead, len(chunk))
-			inflight.Do(len(chunk), func(i int) { reads[i] = readForWrite(c, paths.Topic(chunk[i])) })
+			reads := readTopics(c, paths, chunk)
 			for i, topic := range chunk {
 				op, err := planTopic(reads[i], paths.Topic(topic), remove, ids[topic])
 				if n > 0 && (size > maxMultiBytes || err == nil && size+opSize(op) > maxMultiBytes) {
@@ -124,8 +123,7 @@ func writeBatch(c writer, paths zkpath.Group, remove bool, ids map[string][]int3
 func checkTopics(c writer, paths zkpath.Group, remove bool, ids map[string][]int32, topics []string) error {
 	for len(topics) > 0 {
 		chunk := topics[:min(inflight.Limit, len(topics))]
-		reads := make([]topicRead, len(chunk))
-		inflight.Do(len(chunk), func(i int) { reads[i] = readForWrite(c, paths.Topic(chunk[i])) })
+		reads := readTopics(c, paths, chunk)
 		for i, topic := range chunk {
 			if _, err := planTopic(reads[i], paths.Topic(topic), remove, ids[topic]); err != nil {
 				return fmt.Errorf("topic %q: %w", topic, err)
@@ -142,6 +140,13 @@ type topicRead struct {
 	stat   *zk.Stat
 	exists bool
 	err    error
+}
+
+// readTopics reads the topics at once, the requests pipelined.
+func readTopics(c writer, paths zkpath.Group, topics []string) []topicRead {
+	reads := make([]topicRead, len(topics))
+	inflight.Do(len(topics), func(i int) { reads[i] = readForWrite(c, paths.Topic(topics[i])) })
+	return reads
 }
 
 func readForWrite(c writer, path string) topicRead {
