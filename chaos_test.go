@@ -21,6 +21,7 @@ import (
 	"github.com/zkalloc/zkalloc/internal/history"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zktest"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // The chaos test runs members against a 3-node ensemble, each behind its
@@ -66,7 +67,18 @@ func TestChaos(t *testing.T) {
 			t.Fatalf("ZKALLOC_CHAOS_DURATION: %v", err)
 		}
 	}
-	t.Logf("chaos seed %d (replay with ZKALLOC_CHAOS_SEED=%d)", seed, seed)
+	// The seed picks the strategy too, so that runs cover them all and a
+	// replay runs the same one; ZKALLOC_CHAOS_STRATEGY overrides it.
+	strategies := []rebalance.Strategy{rebalance.RoundRobin, rebalance.Balanced, rebalance.Range}
+	strategy := strategies[seed%uint64(len(strategies))]
+	if s := os.Getenv("ZKALLOC_CHAOS_STRATEGY"); s != "" {
+		i := slices.IndexFunc(strategies, func(st rebalance.Strategy) bool { return st.Name() == s })
+		if i < 0 {
+			t.Fatalf("ZKALLOC_CHAOS_STRATEGY %q: not one of round-robin, balanced, range", s)
+		}
+		strategy = strategies[i]
+	}
+	t.Logf("chaos seed %d, strategy %s (replay with ZKALLOC_CHAOS_SEED=%d)", seed, strategy.Name(), seed)
 
 	ens := zktest.NewEnsemble(t, 3, zktest.Options{})
 	obs, _, err := zk.Connect(ens.Addrs(), chaosTimeout, zk.WithLogInfo(false), zk.WithLogger(log.New(io.Discard, "", 0)))
@@ -75,14 +87,15 @@ func TestChaos(t *testing.T) {
 	}
 	defer obs.Close()
 	c := &chaos{
-		t:     t,
-		ens:   ens,
-		obs:   obs,
-		rng:   rand.New(rand.NewPCG(seed, 0x5eed)),
-		seed:  seed,
-		rec:   history.NewRecorder(nil),
-		group: "chaos",
-		set:   map[zkalloc.Partition]bool{},
+		t:        t,
+		ens:      ens,
+		obs:      obs,
+		rng:      rand.New(rand.NewPCG(seed, 0x5eed)),
+		seed:     seed,
+		rec:      history.NewRecorder(nil),
+		group:    "chaos",
+		strategy: strategy,
+		set:      map[zkalloc.Partition]bool{},
 	}
 	for _, topic := range []string{"a", "b", "c"} {
 		for id := range int32(8) {
@@ -173,15 +186,16 @@ func envInt(t *testing.T, name string, def int) int {
 }
 
 type chaos struct {
-	t       *testing.T
-	ens     *zktest.Ensemble
-	obs     *zk.Conn   // the test's own client, to watch member nodes
-	rng     *rand.Rand // the schedule; used only by the test goroutine
-	seed    uint64
-	rec     *history.Recorder
-	group   string
-	members []*chaosMember
-	set     map[zkalloc.Partition]bool // the partition set as the test changed it
+	t        *testing.T
+	ens      *zktest.Ensemble
+	obs      *zk.Conn   // the test's own client, to watch member nodes
+	rng      *rand.Rand // the schedule; used only by the test goroutine
+	seed     uint64
+	rec      *history.Recorder
+	group    string
+	strategy rebalance.Strategy
+	members  []*chaosMember
+	set      map[zkalloc.Partition]bool // the partition set as the test changed it
 }
 
 // chaosMember is one member across its incarnations.
@@ -213,6 +227,7 @@ func (c *chaos) config(m *chaosMember) zkalloc.Config {
 		SessionTimeout: chaosTimeout,
 		Settle:         chaosSettle,
 		ReleaseTimeout: chaosRelease,
+		Strategy:       c.strategy,
 		Logger:         testLogger(),
 	}
 }
