@@ -180,6 +180,7 @@ func TestGraceKeepsPartitionsThroughABlip(t *testing.T) {
 	// A blip shorter than the grace: nothing is revoked.
 	h.session.Set(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 1})
 	h.none(func() { h.sendParts(parts) })
+	waitGraceTimer(t, h) // the suspension is seen, not replaced by the next state
 	h.up(1, 2)
 	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 2})
 	h.none(func() { h.sendParts(partitions.View{Parts: ps("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 2}) })
@@ -187,9 +188,21 @@ func TestGraceKeepsPartitionsThroughABlip(t *testing.T) {
 	// A long one: revoked when the grace runs out.
 	h.session.Set(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 2})
 	h.none(func() { h.sendParts(partitions.View{Parts: ps("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 2}) })
+	waitGraceTimer(t, h) // armed before the clock moves past it
 	h.clock.Advance(grace)
 	if u := h.next(); len(u.Assigned) != 0 || !slices.Equal(u.Revoked, ps("t", 0, 1)) {
 		t.Fatalf("after the grace: %+v, want everything revoked", u)
+	}
+}
+
+// waitGraceTimer waits until the actor has armed its grace timer, the only
+// timer it runs while suspended with nothing revoked: it has taken the
+// suspension. Neither a view sent after it (the actor's select picks any
+// ready input) nor h.none proves that.
+func waitGraceTimer(t *testing.T, h *harness) {
+	t.Helper()
+	if err := h.clock.WaitTimers(h.ctx, 1); err != nil {
+		t.Fatal(err)
 	}
 }
 
