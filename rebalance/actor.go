@@ -88,6 +88,7 @@ type Actor struct {
 	desiredSeq uint64
 	firstSeq   uint64      // the first Desired of the current session epoch
 	lastWant   []Partition // the newest Desired's Want, sorted
+	wantIn     int64       // the session lastWant was asked for in
 	wantSince  []uint64    // wantSince[i]: the Desired.Seq since which lastWant[i] has been wanted
 	primed     bool        // the first assignment has been published
 }
@@ -309,6 +310,14 @@ func (a *Actor) keeping() bool {
 
 // reconcile derives the assignment from the target and the claims held,
 // publishes it if it changed, and tells the claims actor what to hold.
+//
+// Until the claims actor has reported for the current connection, which
+// claims are held is unknown. If claims were asked for earlier in the
+// same session (before a reconnection, or before that report), some may
+// still be held and in use by the consumer: the hand-off is then left as
+// it is, and the claims actor is asked for the target and everything
+// asked for before, so that none is given up before the hand-off can
+// judge it on the report.
 func (a *Actor) reconcile(reason string) {
 	up := a.st.Status == session.Up
 	held := a.heldNow()
@@ -337,10 +346,18 @@ func (a *Actor) reconcile(reason string) {
 		a.releaseAt = time.Time{}
 		return
 	}
-	want, timedOut, next := a.ho.want(a.target, held, a.snap.Assigned, a.cfg.Clock.Now())
-	a.releaseAt = next
-	for _, p := range timedOut {
-		a.cfg.Logger.Warn("zkalloc: consumer did not ack a revocation within ReleaseTimeout; releasing the partition anyway", "partition", p.String(), "timeout", a.cfg.ReleaseTimeout)
+	var want []Partition
+	if held == nil && a.wantIn == a.st.SessionID {
+		added, _ := diff(a.lastWant, a.target)
+		want = append(slices.Clone(a.lastWant), added...)
+		partitions.Sort(want)
+		a.releaseAt = time.Time{} // due again from the hand-off once the claims are known
+	} else {
+		var timedOut []Partition
+		want, timedOut, a.releaseAt = a.ho.want(a.target, held, a.snap.Assigned, a.cfg.Clock.Now())
+		for _, p := range timedOut {
+			a.cfg.Logger.Warn("zkalloc: consumer did not ack a revocation within ReleaseTimeout; releasing the partition anyway", "partition", p.String(), "timeout", a.cfg.ReleaseTimeout)
+		}
 	}
 	if a.firstSeq == 0 || !slices.Equal(want, a.lastWant) {
 		a.desiredSeq++
@@ -348,7 +365,7 @@ func (a *Actor) reconcile(reason string) {
 			a.firstSeq = a.desiredSeq
 		}
 		a.wantSince = wantedSince(a.lastWant, a.wantSince, want, a.desiredSeq)
-		a.lastWant = want
+		a.lastWant, a.wantIn = want, a.st.SessionID
 		a.cfg.Logger.Debug("zkalloc: claims wanted", "want", len(want), "seq", a.desiredSeq)
 		a.cfg.Desired.Set(Desired{SessionID: a.st.SessionID, Reconnects: a.st.Reconnects, Seq: a.desiredSeq, Want: want})
 	}

@@ -252,3 +252,126 @@ func TestHandoffIgnoresOvertakenClaims(t *testing.T) {
 		t.Fatalf("Assigned %v after the claim, want both", u.Assigned)
 	}
 }
+
+// TestHandoffKeepsUnackedClaimsUntilClaimsReport: after a reconnection in
+// the same session, the claims actor has not yet said which claims it
+// still holds. A view that moves a partition away in that window must not
+// make the actor give up the claim of a partition the consumer may still
+// be working on, or its next owner could take it meanwhile.
+func TestHandoffKeepsUnackedClaimsUntilClaimsReport(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		grace time.Duration
+	}{
+		{"revoked on suspend", 0},
+		{"kept through the grace", time.Hour},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true, grace: tt.grace})
+			settled(t, h, []string{"a"}, 2).Ack()
+
+			// The actor must see the suspension: were it to take a view of
+			// the next connection while still up in this one, that view
+			// would count as fresh and the claims report as current.
+			h.session.Set(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 1})
+			if tt.grace == 0 {
+				if u := h.next(); len(u.Assigned) != 0 {
+					t.Fatalf("on suspend: %+v, want everything revoked", u)
+				}
+				// The consumer does not ack: it may still be working on both.
+			} else {
+				waitGraceTimer(t, h)
+			}
+			// The session resumes; b has joined meanwhile, so t:1 moves to
+			// b, and the views say so before the claims actor has reported.
+			h.up(1, 2)
+			h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 4, SessionID: 1, Reconnects: 2})
+			h.sendParts(partitions.View{Parts: ps("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 2})
+			d := h.nextDesired()
+			if !slices.Equal(d.Want, ps("t", 0, 1)) || d.SessionID != 1 || d.Reconnects != 2 {
+				t.Fatalf("Desired %+v before the claims report, want [t:0 t:1] in session 1, reconnection 2: t:1 is not acked", d)
+			}
+			if u := h.next(); u.Generation != 4 {
+				t.Fatalf("update %+v, want generation 4", u)
+			}
+
+			h.grant(d, ps("t", 0, 1)...) // both claims survived the reconnection
+			u := h.next()
+			if !slices.Equal(u.Assigned, ps("t", 0)) {
+				t.Fatalf("after the claims report: %+v, want only t:0 assigned", u)
+			}
+			if d, ok := h.desired.Take(); ok {
+				t.Fatalf("Desired %v on the claims report: t:1 given up before the ack", d.Want)
+			}
+			u.Ack()
+			if d := h.nextDesired(); !slices.Equal(d.Want, ps("t", 0)) {
+				t.Fatalf("Desired after the ack = %v, want [t:0]", d.Want)
+			}
+		})
+	}
+}
+
+// TestHandoffReleaseTimeoutRunsThroughReconnect: a revoked partition the
+// consumer never acks is released ReleaseTimeout after its revocation,
+// counted across a reconnection, not restarted by it; if the timeout
+// passes before the claims actor has reported after the reconnection, the
+// partition is released on the report.
+func TestHandoffReleaseTimeoutRunsThroughReconnect(t *testing.T) {
+	t.Parallel()
+	const rt = 10 * time.Second
+	tests := []struct {
+		name         string
+		beforeReport bool // the timeout passes before the claims report
+	}{
+		{"timeout after the report", false},
+		{"timeout before the report", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true, releaseTimeout: rt})
+			settled(t, h, []string{"a"}, 2).Ack()
+			h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 4, SessionID: 1, Reconnects: 1})
+			if u := h.next(); !slices.Equal(u.Revoked, ps("t", 1)) {
+				t.Fatalf("after b joined: %+v, want t:1 revoked", u)
+			}
+			// No ack comes.
+			if err := h.clock.WaitTimers(h.ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			h.clock.Advance(rt / 2)
+
+			h.session.Set(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 1})
+			if u := h.next(); len(u.Assigned) != 0 {
+				t.Fatalf("on suspend: %+v, want everything revoked", u)
+			}
+			h.up(1, 2)
+			h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 4, SessionID: 1, Reconnects: 2})
+			h.sendParts(partitions.View{Parts: ps("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 2})
+			d := h.nextDesired()
+			if !slices.Equal(d.Want, ps("t", 0, 1)) {
+				t.Fatalf("Desired %v before the claims report and %v before the release timeout, want t:1 kept", d.Want, rt/2)
+			}
+			if tt.beforeReport {
+				h.clock.Advance(rt / 2)
+			}
+
+			h.grant(d, ps("t", 0, 1)...)
+			if u := h.next(); !slices.Equal(u.Assigned, ps("t", 0)) {
+				t.Fatalf("after the claims report: %+v, want t:0 assigned", u)
+			}
+			if !tt.beforeReport {
+				if d, ok := h.desired.Take(); ok {
+					t.Fatalf("Desired %v on the claims report, %v before the release timeout", d.Want, rt/2)
+				}
+				h.clock.Advance(rt / 2)
+			}
+			if d := h.nextDesired(); !slices.Equal(d.Want, ps("t", 0)) {
+				t.Fatalf("Desired %v once the release timeout has passed, want [t:0]", d.Want)
+			}
+		})
+	}
+}
