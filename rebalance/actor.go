@@ -88,7 +88,8 @@ type Actor struct {
 	desiredSeq uint64
 	firstSeq   uint64      // the first Desired of the current session epoch
 	lastWant   []Partition // the newest Desired's Want, sorted
-	wantIn     int64       // the session lastWant was asked for in
+	judged     []Partition // the newest Want the hand-off made knowing the claims held, sorted
+	judgedIn   int64       // the session it was made in
 	wantSince  []uint64    // wantSince[i]: the Desired.Seq since which lastWant[i] has been wanted
 	primed     bool        // the first assignment has been published
 }
@@ -312,12 +313,14 @@ func (a *Actor) keeping() bool {
 // publishes it if it changed, and tells the claims actor what to hold.
 //
 // Until the claims actor has reported for the current connection, which
-// claims are held is unknown. If claims were asked for earlier in the
-// same session (before a reconnection, or before that report), some may
-// still be held and in use by the consumer: the hand-off is then left as
-// it is, and the claims actor is asked for the target and everything
-// asked for before, so that none is given up before the hand-off can
-// judge it on the report.
+// claims are held is unknown. If it reported earlier in the same session
+// (before a reconnection), claims may still be held and in use by the
+// consumer: the hand-off is then left as it is, and the claims actor is
+// asked for the target and what the hand-off last asked for knowing the
+// claims, so that none is given up before the hand-off can judge it on
+// the report. (Not the last Desired: with several views before the
+// report, that would add up every target in between.) Before the first
+// report of a session nothing is assigned, and the hand-off judges alone.
 func (a *Actor) reconcile(reason string) {
 	up := a.st.Status == session.Up
 	held := a.heldNow()
@@ -347,14 +350,17 @@ func (a *Actor) reconcile(reason string) {
 		return
 	}
 	var want []Partition
-	if held == nil && a.wantIn == a.st.SessionID {
-		added, _ := diff(a.lastWant, a.target)
-		want = append(slices.Clone(a.lastWant), added...)
+	if held == nil && a.judgedIn == a.st.SessionID {
+		added, _ := diff(a.judged, a.target)
+		want = append(slices.Clone(a.judged), added...)
 		partitions.Sort(want)
 		a.releaseAt = time.Time{} // due again from the hand-off once the claims are known
 	} else {
 		var timedOut []Partition
 		want, timedOut, a.releaseAt = a.ho.want(a.target, held, a.snap.Assigned, a.cfg.Clock.Now())
+		if held != nil {
+			a.judged, a.judgedIn = want, a.st.SessionID
+		}
 		for _, p := range timedOut {
 			a.cfg.Logger.Warn("zkalloc: consumer did not ack a revocation within ReleaseTimeout; releasing the partition anyway", "partition", p.String(), "timeout", a.cfg.ReleaseTimeout)
 		}
@@ -365,7 +371,7 @@ func (a *Actor) reconcile(reason string) {
 			a.firstSeq = a.desiredSeq
 		}
 		a.wantSince = wantedSince(a.lastWant, a.wantSince, want, a.desiredSeq)
-		a.lastWant, a.wantIn = want, a.st.SessionID
+		a.lastWant = want
 		a.cfg.Logger.Debug("zkalloc: claims wanted", "want", len(want), "seq", a.desiredSeq)
 		a.cfg.Desired.Set(Desired{SessionID: a.st.SessionID, Reconnects: a.st.Reconnects, Seq: a.desiredSeq, Want: want})
 	}
