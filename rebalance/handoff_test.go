@@ -375,3 +375,30 @@ func TestHandoffReleaseTimeoutRunsThroughReconnect(t *testing.T) {
 		})
 	}
 }
+
+// TestHandoffDoesNotAddUpTargetsBeforeClaimsReport: while the claims are
+// unknown after a reconnection, each view's target is asked for with the
+// claims the hand-off last kept, not with every target in between.
+func TestHandoffDoesNotAddUpTargetsBeforeClaimsReport(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true})
+	settled(t, h, []string{"a"}, 2).Ack()
+
+	h.session.Set(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 1})
+	if u := h.next(); len(u.Assigned) != 0 {
+		t.Fatalf("on suspend: %+v, want everything revoked", u)
+	}
+	h.up(1, 2)
+	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 4, SessionID: 1, Reconnects: 2})
+	h.sendParts(partitions.View{Parts: ps("t", 0, 1, 2), Zxid: 5, SessionID: 1, Reconnects: 2})
+	h.sendParts(partitions.View{Parts: ps("t", 0, 1, 3), Zxid: 6, SessionID: 1, Reconnects: 2})
+	for {
+		d := h.nextDesired()
+		if slices.Contains(d.Want, partitions.Partition{Topic: "t", ID: 3}) {
+			if want := ps("t", 0, 1, 3); !slices.Equal(d.Want, want) {
+				t.Fatalf("Desired %v after the second view, want %v: t:2 was never the consumer's", d.Want, want)
+			}
+			break
+		}
+	}
+}
