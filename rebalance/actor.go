@@ -325,6 +325,7 @@ func (a *Actor) reconcile(reason string) {
 	up := a.st.Status == session.Up
 	held := a.heldNow()
 	var assigned, pending []Partition
+	kept := false
 	switch {
 	case up && a.haveTarget && held != nil:
 		assigned = intersect(a.target, held)
@@ -332,12 +333,15 @@ func (a *Actor) reconcile(reason string) {
 		a.keep = true
 	case a.keeping():
 		assigned, pending = a.snap.Assigned, a.snap.Pending // a short blip: keep working
+		kept = true
 	default:
 		a.keep = false
 	}
 	if a.primed || up && a.haveTarget && held != nil && a.firstSeq != 0 && a.held.Seq >= a.firstSeq {
+		// Kept partitions keep the generation they were assigned in: a
+		// newer view may give some of them to another member already.
 		gen, members := a.snap.Generation, a.snap.Members
-		if up && a.haveTarget {
+		if up && a.haveTarget && !kept {
 			gen, members = a.targetGen, a.targetOf
 		}
 		if !a.primed || gen != a.snap.Generation || !slices.Equal(members, a.snap.Members) ||

@@ -15,7 +15,9 @@ type Partition = partitions.Partition
 type Update struct {
 	// Generation identifies the view the assignment was computed from: the
 	// zxid of the newest change it contains. Members that computed from the
-	// same view report the same generation.
+	// same view report the same generation. Partitions kept through a blip
+	// (DisconnectGrace) keep the generation they were assigned in until
+	// the claims are checked, even if a newer view has arrived meanwhile.
 	Generation int64
 	// Members of the group, sorted.
 	Members []string
