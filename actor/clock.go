@@ -105,11 +105,21 @@ func (c *FakeClock) Timers() int {
 // WaitTimers blocks until at least n timers are waiting to fire, which
 // tells a test that an actor has armed its timers, or until ctx is done.
 func (c *FakeClock) WaitTimers(ctx context.Context, n int) error {
+	return c.waitTimers(ctx, func(got int) bool { return got >= n })
+}
+
+// WaitNoTimers blocks until no timer is waiting to fire, which tells a
+// test that an actor has stopped its timers, or until ctx is done.
+func (c *FakeClock) WaitNoTimers(ctx context.Context) error {
+	return c.waitTimers(ctx, func(got int) bool { return got == 0 })
+}
+
+func (c *FakeClock) waitTimers(ctx context.Context, done func(waiting int) bool) error {
 	for {
 		c.mu.Lock()
 		got, changed := len(c.timers), c.changed
 		c.mu.Unlock()
-		if got >= n {
+		if done(got) {
 			return nil
 		}
 		select {

@@ -154,8 +154,12 @@ func (a *Actor) Run(ctx context.Context) error {
 			settleTimer.Reset(at.Sub(now))
 			settleAt = at
 		}
-		if next := a.releaseAt; !next.IsZero() && !next.Equal(releaseAt) {
-			releaseTimer.Reset(next.Sub(now))
+		if next := a.releaseAt; !next.Equal(releaseAt) {
+			if next.IsZero() {
+				releaseTimer.Stop() // nothing is due any more
+			} else {
+				releaseTimer.Reset(next.Sub(now))
+			}
 			releaseAt = next
 		}
 		select {

@@ -1,6 +1,7 @@
 package rebalance_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -151,6 +152,27 @@ func TestHandoffReleaseTimeout(t *testing.T) {
 	h.clock.Advance(rt)
 	if d := h.nextDesired(); !slices.Equal(d.Want, ps("t", 0)) {
 		t.Fatalf("Desired after the release timeout = %v, want [t:0]", d.Want)
+	}
+}
+
+// An ack stops the release timeout: nothing is due any more.
+func TestHandoffAckStopsReleaseTimer(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true, releaseTimeout: 10 * time.Second})
+	settled(t, h, []string{"a"}, 2).Ack()
+	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 4, SessionID: 1, Reconnects: 1})
+	u := h.next()
+	if err := h.clock.WaitTimers(h.ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	u.Ack()
+	if d := h.nextDesired(); !slices.Equal(d.Want, ps("t", 0)) {
+		t.Fatalf("Desired after the ack = %v, want [t:0]", d.Want)
+	}
+	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
+	defer cancel()
+	if err := h.clock.WaitNoTimers(ctx); err != nil {
+		t.Fatalf("%d timers still waiting after the ack: %v", h.clock.Timers(), err)
 	}
 }
 
