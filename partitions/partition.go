@@ -21,10 +21,12 @@ const MaxTopicLen = 249
 // MaxTopicsBytes bounds the names of a set's topics: their lengths plus 4
 // bytes each (how ZooKeeper sends a name) add up to at most this. Every
 // member reads the list of topics in one reply, and a client refuses a
-// reply bigger than its buffer (about 1 MB for ZooKeeper's own clients):
-// past it, no member could read the set. It allows about 3,950 topics of
-// the longest names, or 50,000 of 16 bytes.
-const MaxTopicsBytes = 1_000_000
+// reply bigger than its buffer (1 MiB here and for ZooKeeper's own
+// clients): past it, no member could read the set. Half of that leaves
+// room for members that add topics at the same moment, each checking
+// against what it has read. It allows about 1,970 topics of the longest
+// names, or 25,000 of 16 bytes.
+const MaxTopicsBytes = 500_000
 
 // topicsBytes is what [MaxTopicsBytes] bounds for the given names.
 func topicsBytes(names []string) int {

@@ -151,7 +151,7 @@ func TestNormalize(t *testing.T) {
 	if _, err := partitions.Normalize(map[string][]int32{"a/b": {1}}); !errors.Is(err, partitions.ErrInvalid) {
 		t.Errorf("Normalize with a bad topic = %v", err)
 	}
-	// 3,952 topics of the longest names fit, 3,953 do not.
+	// 1,976 topics of the longest names fit, 1,977 do not.
 	many := make(map[string][]int32)
 	for i := range partitions.MaxTopicsBytes / (partitions.MaxTopicLen + 4) {
 		many[longTopic(i)] = []int32{0}

@@ -187,14 +187,14 @@ func (s *Session) connect(ctx context.Context) (*zk.Conn, <-chan zk.Event, error
 	return client, events, nil
 }
 
-// maxPacket bounds what the client reads in one reply. ZooKeeper's
-// jute.maxbuffer (1 MiB by default) bounds the requests it accepts, not
-// its replies: a list of children can be longer, and a reply that does not
-// fit drops the connection, again on every retry. The partition set keeps
-// its list of topics under 1 MB, but members adding topics at the same
-// moment can each take it up to that; four times the room keeps such a
-// list readable.
-const maxPacket = 4<<20 + 4096
+// maxPacket bounds what the client reads in one reply: ZooKeeper's own
+// default jute.maxbuffer (1 MiB) plus room for headers. The server bounds
+// the requests it accepts by it, not its replies: a list of children can
+// be longer, and a reply that does not fit drops the connection, again on
+// every retry. The partition set keeps its list of topics under half of
+// it (partitions.MaxTopicsBytes), so that members adding topics at the
+// same moment, each up to that bound, still leave it readable.
+const maxPacket = 1<<20 + 4096
 
 func (s *Session) dial(network, address string, timeout time.Duration) (net.Conn, error) {
 	c, err := s.cfg.Dialer(network, address, timeout)
