@@ -23,7 +23,7 @@ const MaxTopicLen = 249
 // member reads the list of topics in one reply, and a client refuses a
 // reply bigger than its buffer (1 MiB here and for ZooKeeper's own
 // clients): past it, no member could read the set. Half of that leaves
-// room for members that add topics at the same moment, each checking
+// room for two members that add topics at the same moment, each checking
 // against what it has read. It allows about 1,970 topics of the longest
 // names, or 25,000 of 16 bytes.
 const MaxTopicsBytes = 500_000

@@ -192,8 +192,8 @@ func (s *Session) connect(ctx context.Context) (*zk.Conn, <-chan zk.Event, error
 // the requests it accepts by it, not its replies: a list of children can
 // be longer, and a reply that does not fit drops the connection, again on
 // every retry. The partition set keeps its list of topics under half of
-// it (partitions.MaxTopicsBytes), so that members adding topics at the
-// same moment, each up to that bound, still leave it readable.
+// it (partitions.MaxTopicsBytes), so that two members adding topics at
+// the same moment, each up to that bound, still leave it readable.
 const maxPacket = 1<<20 + 4096
 
 func (s *Session) dial(network, address string, timeout time.Duration) (net.Conn, error) {
