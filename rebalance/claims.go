@@ -249,16 +249,19 @@ func (c *Claims) work() error {
 		}
 	}
 	// Releases first: a member often gives partitions up and takes others
-	// in one change, and the others wait for what it gives up.
-	err := c.apply(release, c.releaseAll(conn, release, sid))
-	if err == nil {
-		err = c.apply(acquire, c.acquireAll(conn, acquire, sid))
+	// in one change, and the others wait for what it gives up. A claim that
+	// fails holds up neither the others nor the report of what is held: it
+	// may keep failing (a node this session may not read or delete), and
+	// the attempt is retried for it anyway.
+	relErr := c.apply(release, c.releaseAll(conn, release, sid))
+	acqErr := c.apply(acquire, c.acquireAll(conn, acquire, sid))
+	if conn.SessionID() == sid {
+		c.report(sid, want)
 	}
-	if err != nil {
+	if err := cmp.Or(relErr, acqErr); err != nil {
 		return err
 	}
 	c.dirty = false
-	c.report(sid, want)
 	c.armStuck()
 	return nil
 }

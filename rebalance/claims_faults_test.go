@@ -1,0 +1,95 @@
+package rebalance_test
+
+import (
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkalloc/zkalloc/internal/zktest"
+	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
+	"github.com/zkalloc/zkalloc/session"
+)
+
+// refusingConn, while refuse reports true for a path, refuses every write
+// to it (a create, a delete, a multi-operation with either) with
+// zk.ErrNoAuth, as a server does when an ACL forbids it: a failure that no
+// retry cures.
+type refusingConn struct {
+	session.Conn
+	refuse func(path string) bool
+}
+
+func (c refusingConn) Create(p string, data []byte, flags int32, acl []zk.ACL) (string, error) {
+	if c.refuse(p) {
+		return "", zk.ErrNoAuth
+	}
+	return c.Conn.Create(p, data, flags, acl)
+}
+
+func (c refusingConn) Delete(p string, version int32) error {
+	if c.refuse(p) {
+		return zk.ErrNoAuth
+	}
+	return c.Conn.Delete(p, version)
+}
+
+func (c refusingConn) Multi(ops ...any) ([]zk.MultiResponse, error) {
+	for _, op := range ops {
+		var path string
+		switch r := op.(type) {
+		case *zk.CreateRequest:
+			path = r.Path
+		case *zk.DeleteRequest:
+			path = r.Path
+		}
+		if c.refuse(path) {
+			return nil, zk.ErrNoAuth
+		}
+	}
+	return c.Conn.Multi(ops...)
+}
+
+// One claim that can be neither created nor released must not hold up the
+// others: they are taken and given up, and Held reports them, while that
+// one is retried. (Before, the first failure ended the attempt before its
+// report, and a failed release before any create: the member never listed
+// a partition for as long as the one claim failed.)
+func TestClaimsOneFailingClaimDoesNotHoldUpTheOthers(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	obs := observe(t, []string{srv.Addr()})
+	var refused atomic.Pointer[partitions.Partition]
+	a := startClaimerWith(t, []string{srv.Addr()}, "a", 4*time.Second, func(conn session.Conn) session.Conn {
+		return refusingConn{Conn: conn, refuse: func(p string) bool {
+			r := refused.Load()
+			return r != nil && p == claimPath(*r)
+		}}
+	}, nil)
+	t0, t1, t2, t3 := ps("t", 0)[0], ps("t", 1)[0], ps("t", 2)[0], ps("t", 3)[0]
+
+	// A create that keeps failing.
+	refused.Store(&t1)
+	d := a.want(t0, t1)
+	a.waitHeld(holds(d, []partitions.Partition{t0}, 0))
+
+	// A release that keeps failing: t:2 is taken all the same, and t:0,
+	// whose release works, given up.
+	refused.Store(nil)
+	a.waitHeld(holds(a.want(t0, t1), []partitions.Partition{t0, t1}, 0))
+	refused.Store(&t1)
+	d = a.want(t2)
+	a.waitHeld("with t:2 taken and t:0 given up, t:1 still held", func(h rebalance.Held) bool {
+		return h.Seq == d.Seq && slices.Equal(h.Held, []partitions.Partition{t1, t2})
+	})
+	waitClaimGone(t, obs.Conn, t0, claimWait)
+	checkClaim(t, obs.Conn, t1, a.st.SessionID, "a")
+
+	// Once it can be, the stuck release goes through too.
+	refused.Store(&t3)
+	a.waitHeld(holds(d, []partitions.Partition{t2}, 0))
+	waitClaimGone(t, obs.Conn, t1, claimWait)
+}
