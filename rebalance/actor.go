@@ -211,7 +211,9 @@ func (a *Actor) Run(ctx context.Context) error {
 		case a.out.Send() <- a.out.Pending():
 			u := a.out.Pending()
 			a.out.Sent()
-			a.ho.delivered(u.seq, u.Assigned)
+			if a.ho.delivered(u.seq, u.Assigned) {
+				a.reconcile("consumer acked")
+			}
 		}
 	}
 }

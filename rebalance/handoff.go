@@ -46,7 +46,9 @@ func newHandoff(releaseTimeout time.Duration) *handoff {
 
 // delivered records that the consumer received Update seq, which assigned
 // the sorted list assigned (kept, not copied: Updates are not modified).
-func (h *handoff) delivered(seq uint64, assigned []Partition) {
+// It reports whether a partition stopped being in use: the consumer can
+// ack an Update it took from Current before it receives it.
+func (h *handoff) delivered(seq uint64, assigned []Partition) (freed bool) {
 	added, removed := diff(h.cur, assigned)
 	for _, p := range removed {
 		h.gone[p] = h.curSeq
@@ -55,6 +57,7 @@ func (h *handoff) delivered(seq uint64, assigned []Partition) {
 		delete(h.gone, p)
 	}
 	h.cur, h.curSeq = assigned, seq
+	return len(removed) > 0 && h.acked >= seq
 }
 
 // ack records that the consumer acked Update seq (and so every earlier
@@ -77,7 +80,7 @@ func (h *handoff) ack(seq uint64) bool {
 // inUse reports whether the consumer may still be working on p.
 func (h *handoff) inUse(p Partition) bool {
 	if _, found := slices.BinarySearchFunc(h.cur, p, partitions.Compare); found {
-		return true // the acked seq is never above the last delivered one
+		return true // until an Update without it is delivered, even if one taken from Current was acked
 	}
 	last, ok := h.gone[p]
 	return ok && last >= h.acked
