@@ -1,6 +1,7 @@
 package rebalance_test
 
 import (
+	"context"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
@@ -92,4 +94,92 @@ func TestClaimsOneFailingClaimDoesNotHoldUpTheOthers(t *testing.T) {
 	refused.Store(&t3)
 	a.waitHeld(holds(d, []partitions.Partition{t2}, 0))
 	waitClaimGone(t, obs.Conn, t1, claimWait)
+}
+
+// failingConn fails every request with zk.ErrConnectionClosed while fail
+// is set, as the client does with the requests in flight when its
+// connection drops.
+type failingConn struct {
+	session.Conn
+	fail *atomic.Bool
+}
+
+func (c failingConn) Get(p string) ([]byte, *zk.Stat, error) {
+	if c.fail.Load() {
+		return nil, nil, zk.ErrConnectionClosed
+	}
+	return c.Conn.Get(p)
+}
+
+func (c failingConn) Exists(p string) (bool, *zk.Stat, error) {
+	if c.fail.Load() {
+		return false, nil, zk.ErrConnectionClosed
+	}
+	return c.Conn.Exists(p)
+}
+
+func (c failingConn) ExistsW(p string) (bool, *zk.Stat, <-chan zk.Event, error) {
+	if c.fail.Load() {
+		return false, nil, nil, zk.ErrConnectionClosed
+	}
+	return c.Conn.ExistsW(p)
+}
+
+func (c failingConn) Create(p string, data []byte, flags int32, acl []zk.ACL) (string, error) {
+	if c.fail.Load() {
+		return "", zk.ErrConnectionClosed
+	}
+	return c.Conn.Create(p, data, flags, acl)
+}
+
+func (c failingConn) Delete(p string, version int32) error {
+	if c.fail.Load() {
+		return zk.ErrConnectionClosed
+	}
+	return c.Conn.Delete(p, version)
+}
+
+func (c failingConn) Multi(ops ...any) ([]zk.MultiResponse, error) {
+	if c.fail.Load() {
+		return nil, zk.ErrConnectionClosed
+	}
+	return c.Conn.Multi(ops...)
+}
+
+// A retry scheduled after a failure in one connection does not hold up
+// the next connection's first attempt: the claims are verified and
+// reported at once after a reconnection. (Before, the attempt waited for
+// the retry delay, up to 3 s once failures had grown it, during which the
+// member assigned nothing; the claims actor's clock here never advances,
+// so it waited for ever.)
+func TestClaimsRetryDelayEndsOnReconnection(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	proxy := zktest.StartProxy(t, srv.Addr())
+	var fail atomic.Bool
+	clock := actor.NewFakeClock(time.Now())
+	a := startClaimerWith(t, proxy.Addrs(), "a", 4*time.Second, func(conn session.Conn) session.Conn {
+		return failingConn{Conn: conn, fail: &fail}
+	}, func(cfg *rebalance.ClaimsConfig) { cfg.Clock = clock })
+	t0 := ps("t", 0)
+
+	fail.Store(true)
+	d := a.want(t0...)
+	ctx, cancel := context.WithTimeout(context.Background(), claimWait)
+	defer cancel()
+	if err := clock.WaitTimers(ctx, 1); err != nil {
+		t.Fatal("no retry was scheduled after the failure")
+	}
+	fail.Store(false)
+	sid, before := a.st.SessionID, a.st.Reconnects
+	proxy.Reset()
+	st := a.waitSession("up again", func(st session.State) bool {
+		return st.Status == session.Up && st.Reconnects > before
+	})
+	if st.SessionID != sid {
+		t.Fatalf("the session changed from %#x to %#x after a reset", sid, st.SessionID)
+	}
+	a.waitHeld("in the new connection", func(h rebalance.Held) bool {
+		return h.SessionID == sid && h.Reconnects == st.Reconnects && h.Seq == d.Seq && slices.Equal(h.Held, t0)
+	})
 }

@@ -59,6 +59,15 @@ func (p *Pacer) Failed() time.Duration {
 // Succeeded resets the delays.
 func (p *Pacer) Succeeded() { p.bo.Reset() }
 
+// Reset cancels a scheduled attempt and resets the delays, for when what
+// failed has changed, such as a new connection: work may be attempted at
+// once.
+func (p *Pacer) Reset() {
+	p.timer.Stop()
+	p.waiting = false
+	p.bo.Reset()
+}
+
 // C fires when a scheduled attempt is due; then call Fired.
 func (p *Pacer) C() <-chan time.Time { return p.timer.C() }
 

@@ -54,3 +54,19 @@ func TestAttempt(t *testing.T) {
 		t.Fatalf("shutting down: stop %v, err %v, log %q; want a quiet stop", stop, err, logged.String())
 	}
 }
+
+func TestResetCancelsTheScheduledAttempt(t *testing.T) {
+	clock := actor.NewFakeClock(time.Unix(0, 0))
+	p := retry.NewPacer(clock)
+	defer p.Stop()
+	for range 10 {
+		p.Failed()
+	}
+	p.Reset()
+	if !p.Ready() || clock.Timers() != 0 {
+		t.Fatalf("after Reset: ready %v, %d timers; want ready and none", p.Ready(), clock.Timers())
+	}
+	if d := p.Failed(); d > 100*time.Millisecond {
+		t.Errorf("the first delay after Reset is %v, want the initial one (about 50ms)", d)
+	}
+}
