@@ -23,13 +23,13 @@ type handoff struct {
 
 	// The seq and Assigned of the last delivered Update: every partition
 	// in it is in use. A partition that was delivered before but is not in
-	// it is in use while the seq of the last Update that assigned it is at
-	// least the acked one, kept in gone (partitions that leave the set are
-	// few, so a change costs a merge of two sorted lists, not a map write
-	// per assigned partition).
+	// it is in use while the seq of the last Update that may have assigned
+	// it is at least the acked one, kept in gone (partitions that leave the
+	// set are few, so a change costs a merge of two sorted lists, not a map
+	// write per assigned partition).
 	curSeq    uint64
 	cur       []Partition             // Assigned of the last Update the consumer received, sorted; not modified
-	gone      map[Partition]uint64    // seq of the last delivered Update that assigned the partition, for those not in cur
+	gone      map[Partition]uint64    // seq of the last Update that may have assigned the partition, for those not in cur
 	acked     uint64                  // the highest seq the consumer acked
 	revokedAt map[Partition]time.Time // held, no longer assigned, not yet released
 	forced    map[Partition]bool      // released by timeout, not yet gone from held
@@ -51,7 +51,10 @@ func newHandoff(releaseTimeout time.Duration) *handoff {
 func (h *handoff) delivered(seq uint64, assigned []Partition) (freed bool) {
 	added, removed := diff(h.cur, assigned)
 	for _, p := range removed {
-		h.gone[p] = h.curSeq
+		// Not h.curSeq: an Update published since, which Current
+		// returned, may have assigned it too, and an ack of that one
+		// does not cover its revocation.
+		h.gone[p] = seq - 1
 	}
 	for _, p := range added {
 		delete(h.gone, p)

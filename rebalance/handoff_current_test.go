@@ -49,3 +49,43 @@ func TestHandoffAckFromCurrentBeforeDelivery(t *testing.T) {
 		t.Fatalf("Desired after the delivery = %v, want [t:0 t:1]", d.Want)
 	}
 }
+
+// An ack of an Update taken from Current does not release what a later
+// Update revoked: the consumer acked having stopped what the acked Update
+// revoked, and it still assigned those. (Before, the delivered Update's
+// revocations counted as acked by any ack newer than the Update delivered
+// before it, so the claim on t:2 went while the consumer had yet to stop
+// it, and another member could take it.)
+func TestHandoffAckFromCurrentKeepsLaterRevocations(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true})
+	settled(t, h, []string{"a"}, 5).Ack()
+	parts := func(zxid int64, ids ...int32) partitions.View {
+		return partitions.View{Parts: ps("t", ids...), Zxid: zxid, SessionID: 1, Reconnects: 1}
+	}
+
+	// t:4 leaves the set: the consumer receives that, and has not acked
+	// it yet.
+	h.sendParts(parts(4, 0, 1, 2, 3))
+	if u := h.next(); !slices.Equal(u.Revoked, ps("t", 4)) {
+		t.Fatalf("after t:4 left: %+v", u)
+	}
+	// t:3 leaves: the consumer reads that Update from Current.
+	h.sendParts(parts(5, 0, 1, 2))
+	h.sendParts(parts(5, 0, 1, 2)) // a round trip: the actor has published
+	cur, _ := h.a.Current()
+	if !slices.Equal(cur.Revoked, ps("t", 3)) || !slices.Equal(cur.Assigned, ps("t", 0, 1, 2)) {
+		t.Fatalf("Current after t:3 left: %+v", cur)
+	}
+	// t:2 leaves, and the consumer receives that Update (revoking t:2 and
+	// t:3) before it acks the one it read from Current.
+	h.sendParts(parts(6, 0, 1))
+	if u := h.next(); !slices.Equal(u.Revoked, ps("t", 2, 3)) {
+		t.Fatalf("after t:2 left: %+v", u)
+	}
+	cur.Ack()
+	d := h.nextDesired() // t:4 released: that ack covers its revocation
+	if slices.Contains(d.Want, ps("t", 4)[0]) || !slices.Contains(d.Want, ps("t", 2)[0]) {
+		t.Fatalf("Desired after acking the Update from Current = %v, want t:4 released and t:2 kept", d.Want)
+	}
+}
