@@ -44,19 +44,24 @@ type member struct {
 
 func startMember(t *testing.T, servers []string, name string, data []byte, timeout time.Duration) *member {
 	t.Helper()
-	return startMemberWrapped(t, servers, name, data, timeout, nil)
+	return startMemberWrapped(t, servers, name, data, timeout, nil, nil)
 }
 
 // startMemberWrapped is startMember with the session's connection wrapped
-// by wrap, if it is not nil.
-func startMemberWrapped(t *testing.T, servers []string, name string, data []byte, timeout time.Duration, wrap func(session.Conn) session.Conn) *member {
+// by wrap, and the membership's Config changed by configure, each if it is
+// not nil.
+func startMemberWrapped(t *testing.T, servers []string, name string, data []byte, timeout time.Duration, wrap func(session.Conn) session.Conn, configure func(*membership.Config)) *member {
 	t.Helper()
 	sess := session.New(session.Config{Servers: servers, Timeout: timeout, WrapConn: wrap})
+	cfg := membership.Config{Paths: paths, Member: name, Data: data, Session: sess.Subscribe()}
+	if configure != nil {
+		configure(&cfg)
+	}
 	m := &member{
 		t:     t,
 		name:  name,
 		probe: sess.Subscribe(),
-		m:     membership.New(membership.Config{Paths: paths, Member: name, Data: data, Session: sess.Subscribe()}),
+		m:     membership.New(cfg),
 		done:  make(chan struct{}),
 	}
 	var g actor.Group
@@ -317,7 +322,7 @@ func TestMembershipRetriesItsOwnWatch(t *testing.T) {
 	watched := make(chan struct{}, 1)
 	m := startMemberWrapped(t, servers, "m", nil, 4*time.Second, func(c session.Conn) session.Conn {
 		return flakyOwnWatch{Conn: c, failed: &failed, watched: watched}
-	})
+	}, nil)
 	m.waitSession("up", isUp)
 	select {
 	case <-watched:

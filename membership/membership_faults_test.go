@@ -1,0 +1,59 @@
+package membership_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/zktest"
+	"github.com/zkalloc/zkalloc/membership"
+	"github.com/zkalloc/zkalloc/session"
+)
+
+// A retry scheduled after a failure in one connection does not hold up
+// the next connection's first attempt: the member lists the group at once
+// after a reconnection. (The membership's clock here never advances, so
+// a retry that waits for its delay never comes.)
+func TestMembershipRetryDelayEndsOnReconnection(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	proxy := zktest.StartProxy(t, srv.Addr())
+	obs := observe(t, []string{srv.Addr()})
+	var fail atomic.Bool
+	clock := actor.NewFakeClock(time.Now())
+	m := startMemberWrapped(t, proxy.Addrs(), "m", nil, 4*time.Second, func(conn session.Conn) session.Conn {
+		return actortest.FailingConn{Conn: conn, Fail: &fail}
+	}, func(cfg *membership.Config) { cfg.Clock = clock })
+	m.waitSession("up", isUp)
+	m.waitView(listing("m"))
+
+	// Another member joins while every request fails: the list its watch
+	// asks for fails, and a retry is scheduled besides the resync.
+	fail.Store(true)
+	if _, err := obs.Conn.Create(paths.Member("x"), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if err := clock.WaitTimers(ctx, 2); err != nil {
+		t.Fatal("no retry was scheduled after the failure")
+	}
+	fail.Store(false)
+	sid, before := m.st.SessionID, m.st.Reconnects
+	proxy.Reset()
+	st := m.waitSession("up again", func(st session.State) bool {
+		return isUp(st) && st.Reconnects > before
+	})
+	if st.SessionID != sid {
+		t.Fatalf("the session changed from %#x to %#x after a reset", sid, st.SessionID)
+	}
+	what, listed := listing("m", "x")
+	m.waitView(what+" in the new connection", func(v membership.View) bool {
+		return v.SessionID == sid && v.Reconnects == st.Reconnects && listed(v)
+	})
+}
