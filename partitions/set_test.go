@@ -21,37 +21,46 @@ import (
 
 // member runs a session and a partition set, and follows the views.
 type member struct {
-	t    *testing.T
-	set  *partitions.Set
-	last partitions.View
-	conn session.Conn
+	t     *testing.T
+	set   *partitions.Set
+	last  partitions.View
+	conn  session.Conn
+	probe *actor.Latest[session.State]
+	st    session.State // the latest state taken from probe
 }
 
 func startSet(t *testing.T, servers []string, paths zkpath.Group, seed map[string][]int32) *member {
 	t.Helper()
-	sess := session.New(session.Config{Servers: servers, Timeout: 4 * time.Second})
-	probe := sess.Subscribe()
-	set, err := partitions.New(partitions.Config{Paths: paths, Seed: seed, Session: sess.Subscribe()})
+	return startSetWith(t, servers, paths, seed, nil, nil)
+}
+
+// startSetWith is startSet with the session's connection wrapped by wrap,
+// and the set's Config changed by configure, each if it is not nil.
+func startSetWith(t *testing.T, servers []string, paths zkpath.Group, seed map[string][]int32, wrap func(session.Conn) session.Conn, configure func(*partitions.Config)) *member {
+	t.Helper()
+	sess := session.New(session.Config{Servers: servers, Timeout: 4 * time.Second, WrapConn: wrap})
+	m := &member{t: t, probe: sess.Subscribe()}
+	cfg := partitions.Config{Paths: paths, Seed: seed, Session: sess.Subscribe()}
+	if configure != nil {
+		configure(&cfg)
+	}
+	set, err := partitions.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	m.set = set
 	var g actor.Group
 	g.Add("session", sess)
 	g.Add("partitions", set)
 	actortest.Run(t, "member", g.Run)
-	m := &member{t: t, set: set}
-	deadline := time.After(10 * time.Second)
-	for m.conn == nil {
-		select {
-		case <-probe.Changed():
-			if st, ok := probe.Take(); ok && st.Status == session.Up {
-				m.conn = st.Conn
-			}
-		case <-deadline:
-			t.Fatal("no session")
-		}
-	}
+	m.conn = m.waitSession("up", func(st session.State) bool { return st.Status == session.Up }).Conn
 	return m
+}
+
+// waitSession waits until a published session state satisfies ok.
+func (m *member) waitSession(what string, ok func(session.State) bool) session.State {
+	m.t.Helper()
+	return actortest.Await(m.t, m.probe, &m.st, 10*time.Second, what+" session", ok)
 }
 
 // waitParts waits for a view with exactly want.

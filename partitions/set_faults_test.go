@@ -1,0 +1,61 @@
+package partitions_test
+
+import (
+	"context"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zktest"
+	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/session"
+)
+
+// A retry scheduled after a failure in one connection does not hold up
+// the next connection's first attempt: the set is read again at once
+// after a reconnection. (The set's clock here never advances, so a retry
+// that waits for its delay never comes.)
+func TestSetRetryDelayEndsOnReconnection(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	proxy := zktest.StartProxy(t, srv.Addr())
+	obs := actortest.Observe(t, []string{srv.Addr()}, 10*time.Second)
+	paths := zkpath.Group{Root: "/zkalloc", Group: t.Name()}
+	var fail atomic.Bool
+	clock := actor.NewFakeClock(time.Now())
+	m := startSetWith(t, proxy.Addrs(), paths, map[string][]int32{"t": {0}}, func(conn session.Conn) session.Conn {
+		return actortest.FailingConn{Conn: conn, Fail: &fail}
+	}, func(cfg *partitions.Config) { cfg.Clock = clock })
+	m.waitParts(ps("t", 0))
+
+	// Another member adds a topic while every request fails: the read its
+	// watch asks for fails, and a retry is scheduled besides the resync.
+	fail.Store(true)
+	if _, err := obs.Conn.Create(paths.Topic("u"), []byte("1"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := clock.WaitTimers(ctx, 2); err != nil {
+		t.Fatal("no retry was scheduled after the failure")
+	}
+	fail.Store(false)
+	sid, before := m.st.SessionID, m.st.Reconnects
+	proxy.Reset()
+	st := m.waitSession("up again", func(st session.State) bool {
+		return st.Status == session.Up && st.Reconnects > before
+	})
+	if st.SessionID != sid {
+		t.Fatalf("the session changed from %#x to %#x after a reset", sid, st.SessionID)
+	}
+	want := append(ps("t", 0), ps("u", 1)...)
+	actortest.AwaitChan(t, m.set.Views(), &m.last, 10*time.Second, "view with the new topic in the new connection", func(v partitions.View) bool {
+		return v.SessionID == sid && v.Reconnects == st.Reconnects && slices.Equal(v.Parts, want)
+	})
+}
