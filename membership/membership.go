@@ -110,7 +110,7 @@ func (m *Membership) Run(ctx context.Context) error {
 			return nil
 		case <-m.cfg.Session.Changed():
 			if st, ok := m.cfg.Session.Take(); ok {
-				if st.Status == session.Up && (st.SessionID != m.st.SessionID || st.Reconnects != m.st.Reconnects) {
+				if st.NewConnection(m.st) {
 					pace.Reset() // a failure in the previous connection says nothing of this one
 				}
 				m.onSession(st)

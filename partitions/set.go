@@ -200,10 +200,8 @@ func (s *Set) Run(ctx context.Context) error {
 			return nil
 		case <-s.cfg.Session.Changed():
 			if st, ok := s.cfg.Session.Take(); ok {
-				if st.Status == session.Up && (st.SessionID != s.st.SessionID || st.Reconnects != s.st.Reconnects) {
-					pace.Reset() // a failure in the previous connection says nothing of this one
-				}
-				if st.Status == session.Up && st.Reconnects != s.st.Reconnects {
+				if st.NewConnection(s.st) {
+					pace.Reset()      // a failure in the previous connection says nothing of this one
 					s.needList = true // watches may not have survived
 				}
 				s.st = st

@@ -130,7 +130,7 @@ func (c *Claims) Run(ctx context.Context) error {
 			return nil
 		case <-c.cfg.Session.Changed():
 			if st, ok := c.cfg.Session.Take(); ok {
-				if st.Status == session.Up && (st.SessionID != c.st.SessionID || st.Reconnects != c.st.Reconnects) {
+				if st.NewConnection(c.st) {
 					pace.Reset() // a failure in the previous connection says nothing of this one
 				}
 				c.onSession(st)

@@ -10,6 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
@@ -96,56 +97,6 @@ func TestClaimsOneFailingClaimDoesNotHoldUpTheOthers(t *testing.T) {
 	waitClaimGone(t, obs.Conn, t1, claimWait)
 }
 
-// failingConn fails every request with zk.ErrConnectionClosed while fail
-// is set, as the client does with the requests in flight when its
-// connection drops.
-type failingConn struct {
-	session.Conn
-	fail *atomic.Bool
-}
-
-func (c failingConn) Get(p string) ([]byte, *zk.Stat, error) {
-	if c.fail.Load() {
-		return nil, nil, zk.ErrConnectionClosed
-	}
-	return c.Conn.Get(p)
-}
-
-func (c failingConn) Exists(p string) (bool, *zk.Stat, error) {
-	if c.fail.Load() {
-		return false, nil, zk.ErrConnectionClosed
-	}
-	return c.Conn.Exists(p)
-}
-
-func (c failingConn) ExistsW(p string) (bool, *zk.Stat, <-chan zk.Event, error) {
-	if c.fail.Load() {
-		return false, nil, nil, zk.ErrConnectionClosed
-	}
-	return c.Conn.ExistsW(p)
-}
-
-func (c failingConn) Create(p string, data []byte, flags int32, acl []zk.ACL) (string, error) {
-	if c.fail.Load() {
-		return "", zk.ErrConnectionClosed
-	}
-	return c.Conn.Create(p, data, flags, acl)
-}
-
-func (c failingConn) Delete(p string, version int32) error {
-	if c.fail.Load() {
-		return zk.ErrConnectionClosed
-	}
-	return c.Conn.Delete(p, version)
-}
-
-func (c failingConn) Multi(ops ...any) ([]zk.MultiResponse, error) {
-	if c.fail.Load() {
-		return nil, zk.ErrConnectionClosed
-	}
-	return c.Conn.Multi(ops...)
-}
-
 // A retry scheduled after a failure in one connection does not hold up
 // the next connection's first attempt: the claims are verified and
 // reported at once after a reconnection. (Before, the attempt waited for
@@ -159,7 +110,7 @@ func TestClaimsRetryDelayEndsOnReconnection(t *testing.T) {
 	var fail atomic.Bool
 	clock := actor.NewFakeClock(time.Now())
 	a := startClaimerWith(t, proxy.Addrs(), "a", 4*time.Second, func(conn session.Conn) session.Conn {
-		return failingConn{Conn: conn, fail: &fail}
+		return actortest.FailingConn{Conn: conn, Fail: &fail}
 	}, func(cfg *rebalance.ClaimsConfig) { cfg.Clock = clock })
 	t0 := ps("t", 0)
 

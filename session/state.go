@@ -63,6 +63,13 @@ type State struct {
 	LastReply time.Time
 }
 
+// NewConnection reports whether st is Up on another connection than prev
+// was: a new session, or the same one resumed. What failed or was watched
+// on the old connection says nothing of this one.
+func (st State) NewConnection(prev State) bool {
+	return st.Status == Up && st.Reconnects != prev.Reconnects
+}
+
 // Conn is the subset of the ZooKeeper client's methods the actors use. A
 // *zk.Conn satisfies it; instrumentation may wrap it (see
 // [Config.WrapConn]). It is safe for concurrent use.
