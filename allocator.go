@@ -184,7 +184,10 @@ func (a *Allocator) run(ctx context.Context) {
 func (a *Allocator) Updates() <-chan Update { return a.reb.Updates() }
 
 // Current returns the newest computed snapshot, received from Updates or
-// not; the zero Update before the first.
+// not; the zero Update before the first. It is for looking, not for
+// consuming: the hand-off counts a partition as in use by the consumer
+// from the Update that Updates delivered with it, so start partitions
+// from what Updates delivers. Acking an Update taken from here is safe.
 func (a *Allocator) Current() Update {
 	u, _ := a.reb.Current()
 	return u
