@@ -41,16 +41,17 @@ var ErrContended = errors.New("partitions: too much contention")
 // is deleted.
 //
 // A change that needs several multis is checked whole before the first
-// (see [checkTopics]), so that one refused for good, by a topic's data or
-// by the limits, is refused before anything is written. What the check
-// cannot cover is other members writing between the multis: a later topic
-// they make unwritable (corrupt, or too full) still refuses the change
-// after the earlier multis were applied.
+// (see [topicWrite.check]), so that one refused for good, by a topic's
+// data or by the limits, is refused before anything is written. What the
+// check cannot cover is other members writing between the multis: a later
+// topic they make unwritable (corrupt, or too full) still refuses the
+// change after the earlier multis were applied.
 func write(c writer, paths zkpath.Group, remove bool, ids map[string][]int32) error {
+	w := &topicWrite{c: c, paths: paths, remove: remove, ids: ids}
 	topics := slices.Sorted(maps.Keys(ids))
 	written := false
 	for len(topics) > 0 {
-		n, wrote, err := writeBatch(c, paths, remove, ids, topics, !written)
+		n, wrote, err := w.batch(topics, !written)
 		if err != nil {
 			return err
 		}
@@ -60,24 +61,48 @@ func write(c writer, paths zkpath.Group, remove bool, ids map[string][]int32) er
 	return nil
 }
 
-// writeBatch writes a prefix of topics that fits in one multi-operation
-// and returns its length and whether a multi was applied (a prefix that
-// needs no change is not written). It reads the topics inflight.Limit at a
-// time, with the requests pipelined. If check is set (nothing of the
-// change is written yet) and the prefix is not all of topics, it checks
-// the rest with [checkTopics] before it writes; a change that fits one
-// multi costs no extra read.
-func writeBatch(c writer, paths zkpath.Group, remove bool, ids map[string][]int32, topics []string, check bool) (int, bool, error) {
+// topicWrite is one change that [write] is writing.
+type topicWrite struct {
+	c      writer
+	paths  zkpath.Group
+	remove bool
+	ids    map[string][]int32
+	// ahead holds the reads of the topics that follow the last multi,
+	// made with it before it was found full, for the next multi.
+	ahead []topicRead
+}
+
+// batch writes a prefix of topics that fits in one multi-operation and
+// returns its length and whether a multi was applied (a prefix that needs
+// no change is not written). It reads the topics inflight.Limit at a time,
+// with the requests pipelined, starting with those read ahead by the
+// previous multi. If check is set (nothing of the change is written yet)
+// and the prefix is not all of topics, it checks the rest with
+// [topicWrite.check] before it writes; a change that fits one multi costs
+// no extra read.
+func (w *topicWrite) batch(topics []string, check bool) (int, bool, error) {
 	for attempt := 0; attempt < maxAttempts; attempt++ {
+		ahead := w.ahead // still current only for the first attempt
+		w.ahead = nil
+		if attempt > 0 {
+			ahead = nil
+		}
 		var ops []any
 		size, n := 0, 0
 		for full := false; n < len(topics) && !full; {
-			chunk := topics[n:min(n+inflight.Limit, len(topics))]
-			reads := readTopics(c, paths, chunk)
-			for i, topic := range chunk {
-				op, err := planTopic(reads[i], paths.Topic(topic), remove, ids[topic])
+			end := min(n+inflight.Limit, len(topics))
+			var reads []topicRead
+			if n < len(ahead) {
+				end = min(end, len(ahead))
+				reads = ahead[n:end]
+			} else {
+				reads = readTopics(w.c, w.paths, topics[n:end])
+			}
+			for i, topic := range topics[n:end] {
+				op, err := planTopic(reads[i], w.paths.Topic(topic), w.remove, w.ids[topic])
 				if n > 0 && (size > maxMultiBytes || err == nil && size+opSize(op) > maxMultiBytes) {
 					full = true // this topic starts the next batch
+					w.ahead = reads[i:]
 					break
 				}
 				if err != nil {
@@ -94,18 +119,18 @@ func writeBatch(c writer, paths zkpath.Group, remove bool, ids map[string][]int3
 			return n, false, nil
 		}
 		if check && n < len(topics) {
-			if err := checkTopics(c, paths, remove, ids, topics[n:]); err != nil {
+			if err := w.check(topics[n:]); err != nil {
 				return 0, false, err
 			}
 			check = false // the retries below write the same prefix
 		}
-		_, err := c.Multi(ops...)
+		_, err := w.c.Multi(ops...)
 		switch {
 		case err == nil:
 			return n, true, nil
-		case errors.Is(err, zk.ErrNoNode) && !remove:
+		case errors.Is(err, zk.ErrNoNode) && !w.remove:
 			// Either a topic vanished (retry) or the parent is missing.
-			if err := zkpath.Ensure(c, paths.Partitions()); err != nil {
+			if err := zkpath.Ensure(w.c, w.paths.Partitions()); err != nil {
 				return 0, false, err
 			}
 		case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrNoNode):
@@ -117,15 +142,16 @@ func writeBatch(c writer, paths zkpath.Group, remove bool, ids map[string][]int3
 	return 0, false, ErrContended
 }
 
-// checkTopics reads and plans every topic of topics, inflight.Limit at a
-// time, and returns the first error, naming the topic: a refusal for good
-// (see [retryable]) or a failed read. It writes nothing.
-func checkTopics(c writer, paths zkpath.Group, remove bool, ids map[string][]int32, topics []string) error {
+// check reads and plans every topic of topics, inflight.Limit at a time,
+// and returns the first error, naming the topic: a refusal for good (see
+// [retryable]) or a failed read. It writes nothing, and keeps none of the
+// reads: a change's topics together can be far bigger than one multi.
+func (w *topicWrite) check(topics []string) error {
 	for len(topics) > 0 {
 		chunk := topics[:min(inflight.Limit, len(topics))]
-		reads := readTopics(c, paths, chunk)
+		reads := readTopics(w.c, w.paths, chunk)
 		for i, topic := range chunk {
-			if _, err := planTopic(reads[i], paths.Topic(topic), remove, ids[topic]); err != nil {
+			if _, err := planTopic(reads[i], w.paths.Topic(topic), w.remove, w.ids[topic]); err != nil {
 				return fmt.Errorf("topic %q: %w", topic, err)
 			}
 		}
