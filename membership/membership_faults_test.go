@@ -1,7 +1,6 @@
 package membership_test
 
 import (
-	"context"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -38,22 +37,9 @@ func TestMembershipRetryDelayEndsOnReconnection(t *testing.T) {
 	if _, err := obs.Conn.Create(paths.Member("x"), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	if err := clock.WaitTimers(ctx, 2); err != nil {
-		t.Fatal("no retry was scheduled after the failure")
-	}
-	fail.Store(false)
-	sid, before := m.st.SessionID, m.st.Reconnects
-	proxy.Reset()
-	st := m.waitSession("up again", func(st session.State) bool {
-		return isUp(st) && st.Reconnects > before
-	})
-	if st.SessionID != sid {
-		t.Fatalf("the session changed from %#x to %#x after a reset", sid, st.SessionID)
-	}
+	st := actortest.ResumeAfterRetry(t, clock, 2, &fail, proxy.Reset, m.probe, &m.st)
 	what, listed := listing("m", "x")
 	m.waitView(what+" in the new connection", func(v membership.View) bool {
-		return v.SessionID == sid && v.Reconnects == st.Reconnects && listed(v)
+		return v.SessionID == st.SessionID && v.Reconnects == st.Reconnects && listed(v)
 	})
 }

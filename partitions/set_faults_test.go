@@ -1,7 +1,6 @@
 package partitions_test
 
 import (
-	"context"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -40,22 +39,9 @@ func TestSetRetryDelayEndsOnReconnection(t *testing.T) {
 	if _, err := obs.Conn.Create(paths.Topic("u"), []byte("1"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := clock.WaitTimers(ctx, 2); err != nil {
-		t.Fatal("no retry was scheduled after the failure")
-	}
-	fail.Store(false)
-	sid, before := m.st.SessionID, m.st.Reconnects
-	proxy.Reset()
-	st := m.waitSession("up again", func(st session.State) bool {
-		return st.Status == session.Up && st.Reconnects > before
-	})
-	if st.SessionID != sid {
-		t.Fatalf("the session changed from %#x to %#x after a reset", sid, st.SessionID)
-	}
+	st := actortest.ResumeAfterRetry(t, clock, 2, &fail, proxy.Reset, m.probe, &m.st)
 	want := append(ps("t", 0), ps("u", 1)...)
 	actortest.AwaitChan(t, m.set.Views(), &m.last, 10*time.Second, "view with the new topic in the new connection", func(v partitions.View) bool {
-		return v.SessionID == sid && v.Reconnects == st.Reconnects && slices.Equal(v.Parts, want)
+		return v.SessionID == st.SessionID && v.Reconnects == st.Reconnects && slices.Equal(v.Parts, want)
 	})
 }

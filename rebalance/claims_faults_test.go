@@ -1,7 +1,6 @@
 package rebalance_test
 
 import (
-	"context"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -116,21 +115,8 @@ func TestClaimsRetryDelayEndsOnReconnection(t *testing.T) {
 
 	fail.Store(true)
 	d := a.want(t0...)
-	ctx, cancel := context.WithTimeout(context.Background(), claimWait)
-	defer cancel()
-	if err := clock.WaitTimers(ctx, 1); err != nil {
-		t.Fatal("no retry was scheduled after the failure")
-	}
-	fail.Store(false)
-	sid, before := a.st.SessionID, a.st.Reconnects
-	proxy.Reset()
-	st := a.waitSession("up again", func(st session.State) bool {
-		return st.Status == session.Up && st.Reconnects > before
-	})
-	if st.SessionID != sid {
-		t.Fatalf("the session changed from %#x to %#x after a reset", sid, st.SessionID)
-	}
+	st := actortest.ResumeAfterRetry(t, clock, 1, &fail, proxy.Reset, a.probe, &a.st)
 	a.waitHeld("in the new connection", func(h rebalance.Held) bool {
-		return h.SessionID == sid && h.Reconnects == st.Reconnects && h.Seq == d.Seq && slices.Equal(h.Held, t0)
+		return h.SessionID == st.SessionID && h.Reconnects == st.Reconnects && h.Seq == d.Seq && slices.Equal(h.Held, t0)
 	})
 }

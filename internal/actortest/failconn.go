@@ -1,10 +1,14 @@
 package actortest
 
 import (
+	"context"
 	"sync/atomic"
+	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -87,4 +91,29 @@ func (c FailingConn) Multi(ops ...any) ([]zk.MultiResponse, error) {
 		return nil, zk.ErrConnectionClosed
 	}
 	return c.Conn.Multi(ops...)
+}
+
+// ResumeAfterRetry is the middle of a test that a retry scheduled in one
+// connection does not hold up the next: it waits until clock has timers
+// timers waiting (the actor has scheduled its retry), lets requests
+// through again, cuts the connection with reset, and waits until the same
+// session is Up on a new connection, taking states from probe into last.
+// It returns that state.
+func ResumeAfterRetry(tb testing.TB, clock *actor.FakeClock, timers int, fail *atomic.Bool, reset func(), probe *actor.Latest[session.State], last *session.State) session.State {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := clock.WaitTimers(ctx, timers); err != nil {
+		tb.Fatal("no retry was scheduled after the failure")
+	}
+	fail.Store(false)
+	sid, before := last.SessionID, last.Reconnects
+	reset()
+	st := Await(tb, probe, last, 10*time.Second, "session up again", func(st session.State) bool {
+		return st.Status == session.Up && st.Reconnects > before
+	})
+	if st.SessionID != sid {
+		tb.Fatalf("the session changed from %#x to %#x after a reset", sid, st.SessionID)
+	}
+	return st
 }
