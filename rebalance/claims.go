@@ -81,6 +81,7 @@ type Claims struct {
 	waiting map[Partition]bool     // watched, held by another session
 	watches *zkwatch.Set
 	dirty   bool                 // something to do or to report
+	failing bool                 // the last attempt failed (some claims may keep failing)
 	holders map[Partition]holder // wanted claims found held by another session
 	stuck   actor.Timer          // fires when the oldest unreported holder is StuckAfter old
 }
@@ -192,6 +193,7 @@ func (c *Claims) onSession(st session.State) {
 			c.verify = len(c.held) > 0
 			c.watches.Reset() // watches may not have survived; re-arm on the next attempt
 			clear(c.waiting)
+			c.failing = false // what failed says nothing of this connection
 		}
 		c.dirty = true
 	case session.Lost:
@@ -261,11 +263,12 @@ func (c *Claims) work() error {
 	if conn.SessionID() == sid {
 		c.report(sid, want)
 	}
+	c.armStuck() // the holders were recorded whatever else failed
 	if err := cmp.Or(relErr, acqErr); err != nil {
+		c.failing = true
 		return err
 	}
-	c.dirty = false
-	c.armStuck()
+	c.dirty, c.failing = false, false
 	return nil
 }
 

@@ -1,6 +1,8 @@
 package rebalance_test
 
 import (
+	"context"
+	"log/slog"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
@@ -119,4 +122,54 @@ func TestClaimsRetryDelayEndsOnReconnection(t *testing.T) {
 	a.waitHeld("in the new connection", func(h rebalance.Held) bool {
 		return h.SessionID == st.SessionID && h.Reconnects == st.Reconnects && h.Seq == d.Seq && slices.Equal(h.Held, t0)
 	})
+}
+
+// A claim that keeps failing does not silence the report of claims held
+// too long by another member: attempts keep failing, but the holders they
+// recorded stand. (Before, only a successful attempt armed the report.)
+func TestClaimsReportStuckWhileAnotherClaimFails(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers := []string{srv.Addr()}
+	other := observe(t, servers)
+	for _, p := range []string{claimPaths.Members(), claimPaths.Owners()} {
+		if err := zkpath.Ensure(other.Conn, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t0, t1, t2 := ps("t", 0)[0], ps("t", 1)[0], ps("t", 2)[0]
+	for path, data := range map[string]string{
+		claimPaths.Member("other"): `{"strategy":"range","version":"zkalloc/1"}`,
+		claimPath(t0):              "other",
+	} {
+		if _, err := other.Conn.Create(path, []byte(data), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock := actor.NewFakeClock(time.Now())
+	logs := actortest.NewLogs()
+	a := startClaimerWith(t, servers, "a", 4*time.Second, func(conn session.Conn) session.Conn {
+		return refusingConn{Conn: conn, refuse: func(p string) bool { return p == claimPath(t1) }}
+	}, func(cfg *rebalance.ClaimsConfig) {
+		cfg.Clock, cfg.Logger = clock, slog.New(logs)
+		cfg.StuckAfter, cfg.Strategy = time.Minute, "balanced"
+	})
+	d := a.want(t0, t1, t2)
+	a.waitHeld(holds(d, []partitions.Partition{t2}, 1))
+	ctx, cancel := context.WithTimeout(context.Background(), claimWait)
+	defer cancel()
+	if err := clock.WaitTimers(ctx, 2); err != nil {
+		t.Fatal("the retry and the stuck timer were never both armed")
+	}
+	clock.Advance(time.Minute)
+	for {
+		r := logs.Next(t, claimWait)
+		if r.Attrs["holder"] == "" {
+			continue // the failing claim's retries
+		}
+		if r.Level != slog.LevelError || r.Attrs["first"] != "t:0" || r.Attrs["holder"] != "other" {
+			t.Errorf("report on other's claim: %+v", r)
+		}
+		break
+	}
 }

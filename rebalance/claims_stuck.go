@@ -53,15 +53,23 @@ func (c *Claims) armStuck() {
 // from its member node, its strategy and version: an error when the
 // strategy differs from this member's, a warning otherwise.
 func (c *Claims) reportStuck() {
-	if c.st.Status != session.Up || c.dirty {
+	if c.st.Status != session.Up || c.dirty && !c.failing {
 		// An attempt is due (the wanted set may have changed since the
-		// holders were recorded); once it succeeds it arms the timer again.
+		// holders were recorded); once it is made it arms the timer again.
+		// Not while attempts fail, though: a claim that keeps failing
+		// keeps one due, and the holders the attempt recorded stand.
 		return
+	}
+	wanted := make(map[Partition]bool, len(c.desired.Want))
+	if c.desired.SessionID == c.st.SessionID {
+		for _, p := range c.desired.Want {
+			wanted[p] = true
+		}
 	}
 	now := c.cfg.Clock.Now()
 	bySession := make(map[int64][]Partition)
 	for p, h := range c.holders {
-		if !h.reported && now.Sub(h.since) >= c.cfg.StuckAfter {
+		if wanted[p] && !h.reported && now.Sub(h.since) >= c.cfg.StuckAfter {
 			bySession[h.session] = append(bySession[h.session], p)
 		}
 	}

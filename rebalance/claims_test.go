@@ -653,21 +653,11 @@ func TestClaimsReportClaimsHeldTooLong(t *testing.T) {
 		!strings.HasPrefix(r.Attrs["holder_member"], "none") {
 		t.Errorf("report on ghost's claims: %+v", r)
 	}
-	waitNoTimers(t, clock)
+	if err := clock.WaitNoTimers(ctx); err != nil {
+		t.Fatalf("%d timers still armed", clock.Timers())
+	}
 	clock.Advance(time.Hour)
 	if n := logs.Count(); n != 2 {
 		t.Errorf("%d reports, want 2: each holder is reported once", n)
-	}
-}
-
-// waitNoTimers waits until no timer of clock is armed.
-func waitNoTimers(t *testing.T, clock *actor.FakeClock) {
-	t.Helper()
-	deadline := time.Now().Add(claimWait)
-	for clock.Timers() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d timers still armed", clock.Timers())
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
