@@ -3,6 +3,7 @@ package rebalance_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -30,6 +31,8 @@ type harness struct {
 	held    *actor.Latest[rebalance.Held]
 	a       *rebalance.Actor
 	ctx     context.Context
+	last    rebalance.Update // the last update next received
+	got     bool             // next has received one
 }
 
 type options struct {
@@ -126,6 +129,7 @@ func (h *harness) next() rebalance.Update {
 		if !ok {
 			h.t.Fatal("Updates closed")
 		}
+		h.last, h.got = u, true
 		return u
 	case <-h.ctx.Done():
 		h.t.Fatal("no update")
@@ -133,12 +137,21 @@ func (h *harness) next() rebalance.Update {
 	panic("unreachable")
 }
 
-// none checks that no update is waiting. The actor's loop is
-// single-threaded, so a round trip through one of its inputs proves it has
-// finished handling everything sent before.
+// none checks that nothing has been published since the last update next
+// received. The actor's loop is single-threaded, so a round trip through
+// one of its unbuffered inputs (sync) proves it has finished handling
+// everything sent before on those; it does not order the session, the
+// claims held or acks, which the caller must see taken by other signs.
+//
+// It looks at Current, which the actor sets as it publishes, not only at
+// Updates: when sync returns, the actor may not be back in its select to
+// offer what it published, so a receive with a default would miss it.
 func (h *harness) none(sync func()) {
 	h.t.Helper()
 	sync()
+	if cur, ok := h.a.Current(); ok != h.got || ok && !reflect.DeepEqual(cur, h.last) {
+		h.t.Fatalf("unexpected update %+v", cur)
+	}
 	select {
 	case u := <-h.a.Updates():
 		h.t.Fatalf("unexpected update %+v", u)
