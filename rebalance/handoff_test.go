@@ -201,16 +201,17 @@ func TestGraceKeepsPartitionsThroughABlip(t *testing.T) {
 
 	// A blip shorter than the grace: nothing is revoked.
 	h.session.Set(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 1})
-	h.none(func() { h.sendParts(parts) })
 	waitGraceTimer(t, h) // the suspension is seen, not replaced by the next state
+	h.none(func() { h.sendParts(parts) })
 	h.up(1, 2)
+	waitNoGraceTimer(t, h) // the resumption is seen before the views of its connection
 	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 2})
 	h.none(func() { h.sendParts(partitions.View{Parts: ps("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 2}) })
 
 	// A long one: revoked when the grace runs out.
 	h.session.Set(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 2})
-	h.none(func() { h.sendParts(partitions.View{Parts: ps("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 2}) })
 	waitGraceTimer(t, h) // armed before the clock moves past it
+	h.none(func() { h.sendParts(partitions.View{Parts: ps("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 2}) })
 	h.clock.Advance(grace)
 	if u := h.next(); len(u.Assigned) != 0 || !slices.Equal(u.Revoked, ps("t", 0, 1)) {
 		t.Fatalf("after the grace: %+v, want everything revoked", u)
@@ -228,14 +229,28 @@ func waitGraceTimer(t *testing.T, h *harness) {
 	}
 }
 
+// waitNoGraceTimer waits until the actor has stopped its grace timer, which
+// it does on taking a resumption.
+func waitNoGraceTimer(t *testing.T, h *harness) {
+	t.Helper()
+	if err := h.clock.WaitNoTimers(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestGraceEndsWhenTheSessionIsLost(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "a", rebalance.RoundRobin, options{grace: time.Hour})
 	h.up(1, 1)
 	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
-	h.sendParts(partitions.View{Parts: ps("t", 0), Zxid: 3, SessionID: 1, Reconnects: 1})
+	parts := partitions.View{Parts: ps("t", 0), Zxid: 3, SessionID: 1, Reconnects: 1}
+	h.sendParts(parts)
 	h.next()
+	// The actor must take the suspension, or Lost would revoke from Up and
+	// the grace would not be tested.
 	h.session.Set(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 1})
+	waitGraceTimer(t, h)
+	h.none(func() { h.sendParts(parts) }) // kept through the grace
 	h.session.Set(session.State{Status: session.Lost, SessionID: 1, Reconnects: 1})
 	if u := h.next(); len(u.Assigned) != 0 {
 		t.Fatalf("after Lost: %+v, want everything revoked", u)
