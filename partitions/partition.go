@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,13 +30,16 @@ const MaxTopicLen = 249
 const MaxTopicsBytes = 500_000
 
 // topicsBytes is what [MaxTopicsBytes] bounds for the given names.
-func topicsBytes(names []string) int {
+func topicsBytes(names iter.Seq[string]) int {
 	n := 0
-	for _, name := range names {
-		n += len(name) + 4
+	for name := range names {
+		n += listedBytes(name)
 	}
 	return n
 }
+
+// listedBytes is what one name takes in ZooKeeper's list of children.
+func listedBytes(name string) int { return len(name) + 4 }
 
 // Partition names one partition of one topic. The zero value is not a valid
 // partition. Partitions are ordered by topic, then numerically by ID (see

@@ -124,7 +124,7 @@ func isFatal(err error) bool { return errors.Is(err, errFatal) }
 func Normalize(in map[string][]int32) (map[string][]int32, error) {
 	out := make(map[string][]int32, len(in))
 	topics := slices.Sorted(maps.Keys(in))
-	if n := topicsBytes(topics); n > MaxTopicsBytes {
+	if n := topicsBytes(slices.Values(topics)); n > MaxTopicsBytes {
 		return nil, fmt.Errorf("%w: %d topics whose names take %d bytes, more than %d", ErrInvalid, len(topics), n, MaxTopicsBytes)
 	}
 	for _, topic := range topics {
@@ -292,13 +292,7 @@ func (s *Set) work() error {
 				return err
 			}
 		}
-		var err error
-		if !c.remove {
-			err = s.checkTopicList(c.topics)
-		}
-		if err == nil {
-			err = write(conn, s.cfg.Paths, c.remove, c.topics)
-		}
+		err := s.apply(conn, c)
 		if err != nil && retryable(err) {
 			return err
 		}
@@ -314,15 +308,26 @@ func (s *Set) work() error {
 	return nil
 }
 
+// apply writes one queued change, an addition only if the set's topics
+// then stay within [MaxTopicsBytes].
+func (s *Set) apply(conn session.Conn, c change) error {
+	if !c.remove {
+		if err := s.checkTopicList(c.topics); err != nil {
+			return err
+		}
+	}
+	return write(conn, s.cfg.Paths, c.remove, c.topics)
+}
+
 // checkTopicList refuses to add ids, a normalized change, if the set's
 // topics would then pass [MaxTopicsBytes]. It counts the topics as last
 // read: a member adding topics at the same moment can take the set past
 // the bound, by no more than its own change.
 func (s *Set) checkTopicList(ids map[string][]int32) error {
-	n := topicsBytes(slices.Collect(maps.Keys(s.topics)))
+	n := topicsBytes(maps.Keys(s.topics))
 	for topic := range ids {
 		if _, ok := s.topics[topic]; !ok {
-			n += len(topic) + 4
+			n += listedBytes(topic)
 		}
 	}
 	if n > MaxTopicsBytes {
