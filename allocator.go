@@ -12,6 +12,7 @@ import (
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
+	"github.com/zkalloc/zkalloc/rebalance/member"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -19,8 +20,8 @@ import (
 type Partition = partitions.Partition
 
 // Update is one snapshot of this member's assignment; see
-// [rebalance.Update].
-type Update = rebalance.Update
+// [member.Update].
+type Update = member.Update
 
 var (
 	// ErrClosed is returned by calls on an allocator that has been closed
@@ -49,7 +50,7 @@ type Allocator struct {
 	sess    *session.Session
 	members *membership.Membership
 	set     *partitions.Set
-	reb     *rebalance.Actor
+	reb     *member.Actor
 	group   actor.Group
 
 	mu      sync.Mutex
@@ -100,18 +101,20 @@ func New(cfg Config) (*Allocator, error) {
 		StuckAfter: 5*cfg.Settle + cfg.ReleaseTimeout + cfg.SessionTimeout + stuckMargin,
 		Strategy:   cfg.Strategy.Name(),
 	})
-	reb := rebalance.New(rebalance.Config{
-		Member:         cfg.Member,
-		Strategy:       cfg.Strategy,
-		Settle:         cfg.Settle,
-		ReleaseTimeout: cfg.ReleaseTimeout,
-		Grace:          cfg.DisconnectGrace,
-		Session:        sess.Subscribe(),
-		Members:        members.Views(),
-		Parts:          set.Views(),
-		Desired:        desired,
-		Held:           held,
-		Logger:         log,
+	reb := member.NewActor(member.ActorConfig{
+		Config: member.Config{
+			Member:         cfg.Member,
+			Settle:         cfg.Settle,
+			ReleaseTimeout: cfg.ReleaseTimeout,
+			Grace:          cfg.DisconnectGrace,
+		},
+		Strategy: cfg.Strategy,
+		Session:  sess.Subscribe(),
+		Members:  members.Views(),
+		Parts:    set.Views(),
+		Desired:  desired,
+		Held:     held,
+		Logger:   log,
 	})
 	a := &Allocator{cfg: cfg, sess: sess, members: members, set: set, reb: reb, done: make(chan struct{})}
 	a.group.Add("session", sess)

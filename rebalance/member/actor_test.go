@@ -1,4 +1,4 @@
-package rebalance_test
+package member_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
+	"github.com/zkalloc/zkalloc/rebalance/member"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -29,9 +30,9 @@ type harness struct {
 	parts   chan partitions.View
 	desired *actor.Latest[rebalance.Desired]
 	held    *actor.Latest[rebalance.Held]
-	a       *rebalance.Actor
+	a       *member.Actor
 	ctx     context.Context
-	last    rebalance.Update // the last update next received
+	last    member.Update // the last update next received
 	got     bool             // next has received one
 }
 
@@ -40,7 +41,7 @@ type options struct {
 	manualClaims                  bool // the test answers Desired itself
 }
 
-func newHarness(t *testing.T, member string, s rebalance.Strategy, opts options) *harness {
+func newHarness(t *testing.T, name string, s rebalance.Strategy, opts options) *harness {
 	t.Helper()
 	h := &harness{
 		t:       t,
@@ -54,9 +55,10 @@ func newHarness(t *testing.T, member string, s rebalance.Strategy, opts options)
 	if opts.releaseTimeout == 0 {
 		opts.releaseTimeout = time.Minute
 	}
-	h.a = rebalance.New(rebalance.Config{
-		Member: member, Strategy: s, Settle: opts.settle, ReleaseTimeout: opts.releaseTimeout, Grace: opts.grace,
-		Session: h.session, Members: h.members, Parts: h.parts, Desired: h.desired, Held: h.held, Clock: h.clock,
+	h.a = member.NewActor(member.ActorConfig{
+		Config:   member.Config{Member: name, Settle: opts.settle, ReleaseTimeout: opts.releaseTimeout, Grace: opts.grace},
+		Strategy: s,
+		Session:  h.session, Members: h.members, Parts: h.parts, Desired: h.desired, Held: h.held, Clock: h.clock,
 	})
 	var deadlineCancel context.CancelFunc
 	h.ctx, deadlineCancel = context.WithTimeout(context.Background(), 10*time.Second)
@@ -122,7 +124,7 @@ func (h *harness) sendParts(v partitions.View) {
 }
 
 // next receives the next update.
-func (h *harness) next() rebalance.Update {
+func (h *harness) next() member.Update {
 	h.t.Helper()
 	select {
 	case u, ok := <-h.a.Updates():

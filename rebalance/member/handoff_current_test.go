@@ -1,4 +1,4 @@
-package rebalance_test
+package member_test
 
 import (
 	"slices"

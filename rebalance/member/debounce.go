@@ -1,4 +1,4 @@
-package rebalance
+package member
 
 import "time"
 

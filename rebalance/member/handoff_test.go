@@ -1,4 +1,4 @@
-package rebalance_test
+package member_test
 
 import (
 	"context"
@@ -9,12 +9,13 @@ import (
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
+	"github.com/zkalloc/zkalloc/rebalance/member"
 	"github.com/zkalloc/zkalloc/session"
 )
 
 // settled brings a manual-claims harness to a first assignment of
 // members over t:0..n-1 with every wanted claim granted, and returns it.
-func settled(t *testing.T, h *harness, members []string, n int32) rebalance.Update {
+func settled(t *testing.T, h *harness, members []string, n int32) member.Update {
 	t.Helper()
 	ids := make([]int32, n)
 	for i := range ids {

@@ -1,0 +1,173 @@
+package member
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/membership"
+	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
+	"github.com/zkalloc/zkalloc/session"
+)
+
+// ActorConfig configures an [Actor]. Every field but Logger and Clock is
+// required.
+type ActorConfig struct {
+	Config
+	Strategy rebalance.Strategy // overrides Config.Strategy's name
+
+	Session *actor.Latest[session.State]
+	Members <-chan membership.View
+	Parts   <-chan partitions.View
+	// Desired goes to the claims actor; Held comes from it.
+	Desired *actor.Latest[Desired]
+	Held    *actor.Latest[Held]
+
+	Logger *slog.Logger
+	Clock  actor.Clock
+}
+
+// Actor is the thin loop around a [Core]: it feeds the core its inputs
+// and the time, runs the strategy when the core asks, publishes the
+// core's Updates latest-wins and passes on the claims it wants. Create it
+// with [NewActor].
+type Actor struct {
+	cfg     ActorConfig
+	core    *Core
+	out     *actor.Outbox[Update]
+	ready   chan struct{} // closed when the first assignment is published
+	current atomic.Pointer[Update]
+	acks    *acks
+}
+
+// NewActor returns a member actor; it starts nothing.
+func NewActor(cfg ActorConfig) *Actor {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = actor.RealClock()
+	}
+	cfg.Config.Strategy = cfg.Strategy.Name()
+	return &Actor{
+		cfg:   cfg,
+		core:  NewCore(cfg.Config, cfg.Clock.Now()),
+		out:   actor.NewOutbox[Update](),
+		ready: make(chan struct{}),
+		acks:  newAcks(),
+	}
+}
+
+// Updates delivers this member's assignment, latest-wins: a slow reader
+// receives the newest snapshot, whose Added and Revoked cover everything
+// since the last one it received, and never blocks the actor. It is closed
+// when Run returns.
+func (a *Actor) Updates() <-chan Update { return a.out.C() }
+
+// Ready is closed once the first assignment has been published on
+// [Actor.Updates].
+func (a *Actor) Ready() <-chan struct{} { return a.ready }
+
+// Current returns the newest published snapshot, whether or not it has
+// been received from Updates, and false before the first one. It is safe
+// for concurrent use.
+func (a *Actor) Current() (Update, bool) {
+	u := a.current.Load()
+	if u == nil {
+		return Update{}, false
+	}
+	return *u, true
+}
+
+// Run publishes updates until ctx is cancelled; it returns nil then.
+func (a *Actor) Run(ctx context.Context) error {
+	defer a.out.Close()
+	timer := actor.StoppedTimer(a.cfg.Clock)
+	defer timer.Stop()
+	var wake time.Time // when timer is due; zero if stopped
+	members, parts := a.cfg.Members, a.cfg.Parts
+	for {
+		if next := a.apply(a.core.Ready()); !next.Equal(wake) {
+			if next.IsZero() {
+				timer.Stop()
+			} else {
+				timer.Reset(next.Sub(a.cfg.Clock.Now()))
+			}
+			wake = next
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-a.cfg.Session.Changed():
+			if st, ok := a.cfg.Session.Take(); ok {
+				a.tick()
+				a.core.Session(st)
+			}
+		case v, ok := <-members:
+			if !ok {
+				members = nil
+				break
+			}
+			a.tick()
+			a.core.Members(v)
+		case v, ok := <-parts:
+			if !ok {
+				parts = nil
+				break
+			}
+			a.tick()
+			a.core.Parts(v)
+		case <-a.cfg.Held.Changed():
+			if h, ok := a.cfg.Held.Take(); ok {
+				a.tick()
+				a.core.Held(h)
+			}
+		case <-a.acks.wake:
+			a.tick()
+			a.core.Ack(a.acks.highest.Load())
+		case <-timer.C():
+			wake = time.Time{}
+			a.tick()
+		case a.out.Send() <- a.out.Pending():
+			u := a.out.Pending()
+			a.out.Sent()
+			a.tick()
+			a.core.Delivered(u)
+		}
+	}
+}
+
+func (a *Actor) tick() { a.core.Tick(a.cfg.Clock.Now()) }
+
+// apply carries out r, running the strategy while the core asks for it,
+// and returns when the core next wants a tick.
+func (a *Actor) apply(r Ready) time.Time {
+	for {
+		for _, l := range r.Logs {
+			a.cfg.Logger.Log(context.Background(), l.Level, l.Msg, l.Args...)
+		}
+		if r.Desired != nil {
+			a.cfg.Desired.Set(*r.Desired)
+		}
+		if u := r.Publish; u != nil {
+			u.acks = a.acks
+			a.out.Put(*u)
+			a.current.Store(u)
+			select {
+			case <-a.ready:
+			default:
+				close(a.ready)
+			}
+		}
+		if r.Compute == nil {
+			return r.Wake
+		}
+		job := *r.Compute
+		result, err := rebalance.Compute(a.cfg.Strategy, job.Members, job.Parts)
+		a.core.Computed(job, result[a.cfg.Member], err)
+		r = a.core.Ready()
+	}
+}

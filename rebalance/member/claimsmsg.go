@@ -1,0 +1,9 @@
+package member
+
+import "github.com/zkalloc/zkalloc/rebalance"
+
+// Temporary until the claims package lands.
+type (
+	Desired = rebalance.Desired
+	Held    = rebalance.Held
+)

@@ -1,0 +1,485 @@
+package member
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/zkalloc/zkalloc/membership"
+	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/session"
+)
+
+// Config configures a [Core].
+type Config struct {
+	Member string
+	// Strategy names the strategy, for reasons and logs; the core never
+	// runs it (see [Job]).
+	Strategy string
+	// Settle is the quiet period that ends a burst of changes before the
+	// assignment is computed; a burst is cut short settleFactor × Settle
+	// after its first change. 0 computes at once.
+	Settle time.Duration
+	// ReleaseTimeout is how long a revoked partition waits for the
+	// consumer's ack before its claim is released anyway.
+	ReleaseTimeout time.Duration
+	// Grace is how long assigned partitions are kept after the connection
+	// is lost, hoping it comes back; 0 revokes them at once. However long,
+	// they are revoked when the session reports Lost, which its lease does
+	// before the server can expire it.
+	Grace time.Duration
+}
+
+// Core makes this member's decisions: it collects the session state, the
+// member and partition views and the claims held, asks for the target to
+// be computed when the views settle, runs the hand-off, and says which
+// Update to publish and which claims to hold.
+//
+// It is pure, after etcd raft's RawNode: no goroutines, no clock, no I/O.
+// Events go in through its methods; time only through [Core.Tick], which
+// every other event is taken at. What to do comes out of [Core.Ready].
+// It is not safe for concurrent use.
+//
+// Hand-off: a partition is listed in Assigned only once this member holds
+// its claim; a partition that moves away is listed in Revoked and its
+// claim is kept until the consumer acks (or ReleaseTimeout passes), and
+// only then can the next owner claim it. Partitions that do not move are
+// never interrupted.
+//
+// Session policy: when the connection is lost everything is revoked, at
+// once or after Grace, and always when the session reports Lost (before
+// the server can expire it); once the session is up again nothing is
+// assigned until member and partition views read after the reconnection
+// have come, and the claims have been confirmed.
+type Core struct {
+	cfg Config
+	now time.Time
+	ho  *handoff
+
+	st        session.State
+	members   membership.View
+	parts     partitions.View
+	haveViews [2]bool // members, parts
+	settle    debouncer
+	job       Job  // the newest computation asked for
+	jobOut    bool // job is to be returned by Ready
+
+	target      []Partition // this member's share of the newest views; valid if haveTarget
+	haveTarget  bool
+	targetGen   int64
+	targetOf    []string    // the members it was computed for
+	targetParts []Partition // and the partitions
+	held        Held
+	suspendedAt time.Time // when the connection was lost; zero while up
+	graceAt     time.Time // when the grace ends; zero if not running
+	keep        bool      // the newest snapshot's partitions may be kept while the target or claims are re-established
+
+	snap       Update    // the newest snapshot
+	releaseAt  time.Time // when the next release timeout is due; zero if none
+	seq        uint64
+	desiredSeq uint64
+	firstSeq   uint64      // the first Desired of the current session epoch
+	lastWant   []Partition // the newest Desired's Want, sorted
+	judged     []Partition // the newest Want the hand-off made knowing the claims held, sorted
+	judgedIn   int64       // the session it was made in
+	wantSince  []uint64    // wantSince[i]: the Desired.Seq since which lastWant[i] has been wanted
+	primed     bool        // the first assignment has been published
+
+	ready Ready // what to do, gathered since the last Ready
+}
+
+// Job asks for the strategy to be run on a view. The shell runs it (off
+// the core) and answers with [Core.Computed]; an answer to a job that is
+// no longer the newest is dropped.
+type Job struct {
+	ID       uint64
+	Members  []string    // sorted; includes this member
+	Parts    []Partition // sorted
+	Gen      int64
+	session  int64
+	connects uint64
+}
+
+// Ready is what the core wants done, gathered since the previous call to
+// [Core.Ready].
+type Ready struct {
+	// Publish is the newest Update to deliver to the consumer, if any:
+	// it replaces any not yet delivered.
+	Publish *Update
+	// Desired is the newest set of claims to hold, if it changed.
+	Desired *Desired
+	// Compute is a computation to run, if one is due.
+	Compute *Job
+	// Wake is when [Core.Tick] is next due; zero if nothing is.
+	Wake time.Time
+	// Logs are what happened worth telling, in order.
+	Logs []Log
+}
+
+// Log is one record for the shell's logger.
+type Log struct {
+	Level slog.Level
+	Msg   string
+	Args  []any
+}
+
+// NewCore returns a core at time now.
+func NewCore(cfg Config, now time.Time) *Core {
+	return &Core{
+		cfg:    cfg,
+		now:    now,
+		ho:     newHandoff(cfg.ReleaseTimeout),
+		settle: debouncer{settle: cfg.Settle},
+	}
+}
+
+// Ready returns what to do and clears it.
+func (c *Core) Ready() Ready {
+	r := c.ready
+	c.ready = Ready{}
+	if c.jobOut {
+		j := c.job
+		r.Compute, c.jobOut = &j, false
+	}
+	r.Wake = c.wake()
+	return r
+}
+
+// Current returns the newest published snapshot and whether there is one.
+func (c *Core) Current() (Update, bool) { return c.snap, c.primed }
+
+// Tick moves the core's time to now and acts on what is due. Every other
+// event is taken at the time of the last Tick.
+func (c *Core) Tick(now time.Time) {
+	if now.After(c.now) {
+		c.now = now
+	}
+	c.step()
+}
+
+// Session takes a new session state.
+func (c *Core) Session(st session.State) {
+	prev := c.st
+	c.st = st
+	switch st.Status {
+	case session.Up:
+		c.suspendedAt, c.graceAt = time.Time{}, time.Time{}
+		if prev.SessionID != 0 && st.SessionID != prev.SessionID {
+			c.keep = false // a new session: the old one's claims are gone
+		}
+		if st.SessionID != prev.SessionID || st.Reconnects != prev.Reconnects {
+			c.haveTarget = false // wait for views read after the reconnection
+			c.firstSeq = 0
+			c.settle.change(c.now)
+		}
+		c.reconcile("session up")
+	case session.Suspended:
+		if c.suspendedAt.IsZero() {
+			c.suspendedAt = c.now
+			if c.cfg.Grace > 0 {
+				c.graceAt = c.now.Add(c.cfg.Grace)
+			}
+		}
+		c.reconcile("connection to ZooKeeper lost")
+	default: // Lost, Closed, Connecting
+		c.graceAt = time.Time{}
+		c.haveTarget = false
+		c.keep = false
+		c.reconcile("ZooKeeper session " + st.Status.String())
+	}
+	c.step()
+}
+
+// Members takes a member view.
+func (c *Core) Members(v membership.View) {
+	if c.haveViews[0] && sameMembers(c.members, v) {
+		return
+	}
+	c.members, c.haveViews[0] = v, true
+	c.settle.change(c.now)
+	c.step()
+}
+
+// Parts takes a partition view.
+func (c *Core) Parts(v partitions.View) {
+	if c.haveViews[1] && sameParts(c.parts, v) {
+		return
+	}
+	c.parts, c.haveViews[1] = v, true
+	if len(v.Corrupt) > 0 {
+		c.log(slog.LevelWarn, "zkalloc: partition set has corrupt topics; their partitions are not assigned", "corrupt", len(v.Corrupt), "first", v.Corrupt[0].Error())
+	}
+	c.settle.change(c.now)
+	c.step()
+}
+
+// Held takes the claims actor's report of the claims held.
+func (c *Core) Held(h Held) {
+	c.held = h
+	c.reconcile("claims changed")
+	c.step()
+}
+
+// Ack takes the consumer's ack of Update seq (and so of every earlier
+// one).
+func (c *Core) Ack(seq uint64) {
+	if c.ho.ack(seq) {
+		c.reconcile("consumer acked")
+	}
+	c.step()
+}
+
+// Delivered takes that the consumer received u, a published Update.
+func (c *Core) Delivered(u Update) {
+	if c.ho.delivered(u.seq, u.Assigned) {
+		c.reconcile("consumer acked")
+	}
+	c.step()
+}
+
+// Computed takes the answer to job: this member's share of the view, or
+// the strategy's error.
+func (c *Core) Computed(job Job, mine []Partition, err error) {
+	if job.ID != c.job.ID || !c.fresh() || job.session != c.st.SessionID || job.connects != c.st.Reconnects {
+		return // a newer job or a new connection has overtaken it
+	}
+	if err != nil {
+		c.log(slog.LevelError, "zkalloc: strategy failed; keeping the previous assignment", "strategy", c.cfg.Strategy, "err", err)
+		if c.primed {
+			c.publish(c.snap.Assigned, c.snap.Pending, c.snap.Generation, c.snap.Members,
+				fmt.Sprintf("strategy failed, keeping the previous assignment: %v", err))
+		}
+		c.step()
+		return
+	}
+	c.target, c.targetGen, c.targetOf, c.targetParts, c.haveTarget = mine, job.Gen, job.Members, job.Parts, true
+	c.log(slog.LevelDebug, "zkalloc: target computed", "generation", job.Gen, "target", len(mine))
+	c.reconcile(fmt.Sprintf("%s over %d members and %d partitions", c.cfg.Strategy, len(job.Members), len(job.Parts)))
+	c.step()
+}
+
+// step acts on what is due at c.now: a settled burst of changes, a
+// release timeout, the end of the grace period.
+func (c *Core) step() {
+	if c.settle.ready(c.now) {
+		c.settle.done()
+		c.compute()
+	}
+	if !c.releaseAt.IsZero() && !c.now.Before(c.releaseAt) {
+		c.releaseAt = time.Time{}
+		c.reconcile("release timeout")
+	}
+	if !c.graceAt.IsZero() && !c.now.Before(c.graceAt) {
+		c.graceAt = time.Time{}
+		c.reconcile("connection still lost after the grace period")
+	}
+}
+
+// wake returns when the next timer is due; zero if none.
+func (c *Core) wake() time.Time {
+	var at time.Time
+	for _, t := range []time.Time{c.releaseAt, c.graceAt} {
+		if !t.IsZero() && (at.IsZero() || t.Before(at)) {
+			at = t
+		}
+	}
+	if t, ok := c.settle.due(); ok && (at.IsZero() || t.Before(at)) {
+		at = t
+	}
+	return at
+}
+
+func (c *Core) log(level slog.Level, msg string, args ...any) {
+	c.ready.Logs = append(c.ready.Logs, Log{Level: level, Msg: msg, Args: args})
+}
+
+func sameMembers(a, b membership.View) bool {
+	return a.Zxid == b.Zxid && a.SessionID == b.SessionID && a.Reconnects == b.Reconnects && slices.Equal(a.Members, b.Members)
+}
+
+func sameParts(a, b partitions.View) bool {
+	return a.Zxid == b.Zxid && a.SessionID == b.SessionID && a.Reconnects == b.Reconnects &&
+		slices.Equal(a.Parts, b.Parts) && slices.EqualFunc(a.Corrupt, b.Corrupt, func(x, y partitions.TopicError) bool { return x.Error() == y.Error() })
+}
+
+// fresh reports whether both views were read in the current session after
+// its latest reconnection.
+func (c *Core) fresh() bool {
+	return c.st.Status == session.Up && c.haveViews[0] && c.haveViews[1] &&
+		c.members.SessionID == c.st.SessionID && c.members.Reconnects >= c.st.Reconnects &&
+		c.parts.SessionID == c.st.SessionID && c.parts.Reconnects >= c.st.Reconnects
+}
+
+// compute asks for the target of the current views, unless it is known.
+func (c *Core) compute() {
+	if !c.fresh() {
+		return
+	}
+	members := c.members.Members
+	if _, found := slices.BinarySearch(members, c.cfg.Member); !found {
+		return // not registered (yet) in this session: nothing is ours
+	}
+	gen := max(c.members.Zxid, c.parts.Zxid)
+	// One write can change several znodes at one zxid, and a view may hold
+	// some of them before its watches have delivered the rest: equal
+	// generations do not prove equal views, so compare the contents.
+	if c.haveTarget && gen == c.targetGen && slices.Equal(c.targetOf, members) && slices.Equal(c.targetParts, c.parts.Parts) {
+		return
+	}
+	c.job = Job{ID: c.job.ID + 1, Members: members, Parts: c.parts.Parts, Gen: gen, session: c.st.SessionID, connects: c.st.Reconnects}
+	c.jobOut = true
+}
+
+// keeping reports whether the newest snapshot's partitions stay with the
+// consumer while the target or the claims are being re-established: its
+// claims are still the session's, and the session is up, or the
+// connection is lost but the grace period has not run out.
+func (c *Core) keeping() bool {
+	if !c.keep {
+		return false
+	}
+	switch c.st.Status {
+	case session.Up:
+		return true
+	case session.Suspended:
+		return c.cfg.Grace > 0 && c.now.Sub(c.suspendedAt) < c.cfg.Grace
+	}
+	return false
+}
+
+// reconcile derives the assignment from the target and the claims held,
+// publishes it if it changed, and says what claims to hold.
+//
+// Until the claims actor has reported for the current connection, which
+// claims are held is unknown. If it reported earlier in the same session
+// (before a reconnection), claims may still be held and in use by the
+// consumer: the hand-off is then left as it is, and the claims actor is
+// asked for the target and what the hand-off last asked for knowing the
+// claims, so that none is given up before the hand-off can judge it on
+// the report. (Not the last Desired: with several views before the
+// report, that would add up every target in between.) Before the first
+// report of a session nothing is assigned, and the hand-off judges alone.
+func (c *Core) reconcile(reason string) {
+	up := c.st.Status == session.Up
+	held := c.heldNow()
+	var assigned, pending []Partition
+	kept := false
+	switch {
+	case up && c.haveTarget && held != nil:
+		assigned = intersect(c.target, held)
+		pending, _ = diff(assigned, c.target)
+		c.keep = true
+	case c.keeping():
+		assigned, pending = c.snap.Assigned, c.snap.Pending // a short blip: keep working
+		kept = true
+	default:
+		c.keep = false
+	}
+	if c.primed || up && c.haveTarget && held != nil && c.firstSeq != 0 && c.held.Seq >= c.firstSeq {
+		// Kept partitions keep the generation they were assigned in: a
+		// newer view may give some of them to another member already.
+		gen, members := c.snap.Generation, c.snap.Members
+		if up && c.haveTarget && !kept {
+			gen, members = c.targetGen, c.targetOf
+		}
+		if !c.primed || gen != c.snap.Generation || !slices.Equal(members, c.snap.Members) ||
+			!slices.Equal(assigned, c.snap.Assigned) || !slices.Equal(pending, c.snap.Pending) {
+			c.publish(assigned, pending, gen, members, reason)
+		}
+	}
+	if !up || !c.haveTarget {
+		c.releaseAt = time.Time{}
+		return
+	}
+	var want []Partition
+	if held == nil && c.judgedIn == c.st.SessionID {
+		added, _ := diff(c.judged, c.target)
+		want = append(slices.Clone(c.judged), added...)
+		partitions.Sort(want)
+		c.releaseAt = time.Time{} // due again from the hand-off once the claims are known
+	} else {
+		var timedOut []Partition
+		want, timedOut, c.releaseAt = c.ho.want(c.target, held, c.snap.Assigned, c.now)
+		if held != nil {
+			c.judged, c.judgedIn = want, c.st.SessionID
+		}
+		for _, p := range timedOut {
+			c.log(slog.LevelWarn, "zkalloc: consumer did not ack a revocation within ReleaseTimeout; releasing the partition anyway", "partition", p.String(), "timeout", c.cfg.ReleaseTimeout)
+		}
+	}
+	if c.firstSeq == 0 || !slices.Equal(want, c.lastWant) {
+		c.desiredSeq++
+		if c.firstSeq == 0 {
+			c.firstSeq = c.desiredSeq
+		}
+		c.wantSince = wantedSince(c.lastWant, c.wantSince, want, c.desiredSeq)
+		c.lastWant = want
+		c.log(slog.LevelDebug, "zkalloc: claims wanted", "want", len(want), "seq", c.desiredSeq)
+		c.ready.Desired = &Desired{SessionID: c.st.SessionID, Reconnects: c.st.Reconnects, Seq: c.desiredSeq, Want: want}
+	}
+}
+
+// heldNow returns the claims held in the current session epoch, or nil if
+// the claims actor has not reported for it yet.
+//
+// A report can be overtaken by a Desired sent after it: a claim it lists
+// may have been given up since, on this core's own request, and taken by
+// another member. So a claim counts only while it is still wanted and the
+// report answers a Desired at least as new as the one since which it has
+// been wanted without a break.
+func (c *Core) heldNow() []Partition {
+	if c.held.SessionID != c.st.SessionID || c.held.Reconnects != c.st.Reconnects {
+		return nil
+	}
+	held := make([]Partition, 0, len(c.held.Held))
+	i := 0 // both lists are sorted: walk them together
+	for _, p := range c.held.Held {
+		for i < len(c.lastWant) && partitions.Compare(c.lastWant[i], p) < 0 {
+			i++
+		}
+		if i < len(c.lastWant) && partitions.Compare(c.lastWant[i], p) == 0 && c.held.Seq >= c.wantSince[i] {
+			held = append(held, p)
+		}
+	}
+	return held
+}
+
+// wantedSince returns, for each partition of want (sorted), the Desired.Seq
+// since which it has been wanted without a break: its entry in since
+// (parallel to prev, the previous Want) if it was wanted before, seq if
+// it is new.
+func wantedSince(prev []Partition, since []uint64, want []Partition, seq uint64) []uint64 {
+	out := make([]uint64, len(want))
+	i := 0
+	for j, p := range want {
+		for i < len(prev) && partitions.Compare(prev[i], p) < 0 {
+			i++
+		}
+		if i < len(prev) && partitions.Compare(prev[i], p) == 0 {
+			out[j] = since[i]
+		} else {
+			out[j] = seq
+		}
+	}
+	return out
+}
+
+// publish makes a snapshot assigning assigned, relative to what the
+// consumer last received, with pending still to come.
+func (c *Core) publish(assigned, pending []Partition, gen int64, members []string, reason string) {
+	c.seq++
+	added, revoked := diff(c.ho.cur, assigned) // relative to what the consumer last received
+	u := Update{
+		Generation: gen,
+		Members:    members,
+		Assigned:   assigned,
+		Added:      added,
+		Revoked:    revoked,
+		Pending:    pending,
+		Reason:     reason,
+		seq:        c.seq,
+	}
+	c.snap, c.primed = u, true
+	c.ready.Publish = &u
+}
