@@ -19,7 +19,11 @@ import (
 	"github.com/zkalloc/zkalloc/session"
 )
 
-// harness runs a rebalance actor fed by fake session, membership,
+// These tests check the actor's wiring: that it feeds the core and carries
+// out what the core asks. The decisions themselves are tested on the core,
+// synchronously (core_test.go).
+//
+// harness runs a member actor fed by fake session, membership,
 // partition and claims actors that send the same typed values the real
 // ones do.
 type harness struct {
@@ -198,71 +202,6 @@ func TestActorAssignsOnceViewsAreFresh(t *testing.T) {
 	}
 }
 
-func TestActorWaitsUntilRegistered(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t, "me", rebalance.RoundRobin, options{})
-	h.up(1, 1)
-	h.sendParts(partitions.View{Parts: ps("t", 0), Zxid: 3, SessionID: 1, Reconnects: 1})
-	h.none(func() {
-		h.sendMembers(membership.View{Members: []string{"other"}, Zxid: 4, SessionID: 1, Reconnects: 1})
-	})
-	h.sendMembers(membership.View{Members: []string{"me", "other"}, Zxid: 5, SessionID: 1, Reconnects: 1})
-	if u := h.next(); u.Generation != 5 {
-		t.Errorf("generation = %d, want 5", u.Generation)
-	}
-}
-
-func TestActorRevokesOnSuspendAndWaitsForFreshViews(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t, "a", rebalance.RoundRobin, options{})
-	h.up(1, 1)
-	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
-	h.sendParts(partitions.View{Parts: ps("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 1})
-	if u := h.next(); len(u.Assigned) != 2 {
-		t.Fatalf("first update %+v", u)
-	}
-
-	h.session.Set(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 1})
-	u := h.next()
-	if len(u.Assigned) != 0 || !slices.Equal(u.Revoked, ps("t", 0, 1)) || u.Reason == "" {
-		t.Fatalf("on suspend got %+v, want everything revoked with a reason", u)
-	}
-
-	// Same session back: the old views are not enough.
-	h.up(1, 2)
-	h.none(func() { h.sendParts(partitions.View{Parts: ps("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 2}) })
-	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 2})
-	u = h.next()
-	if !slices.Equal(u.Assigned, ps("t", 0, 1)) || !slices.Equal(u.Added, ps("t", 0, 1)) {
-		t.Fatalf("after resuming got %+v, want both back", u)
-	}
-}
-
-func TestActorConflatesWithoutLosingRevocations(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t, "a", rebalance.RoundRobin, options{})
-	h.up(1, 1)
-	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
-	h.sendParts(partitions.View{Parts: ps("t", 0, 1, 2, 3), Zxid: 3, SessionID: 1, Reconnects: 1})
-	h.next()
-
-	// Two changes the consumer does not read in between: the second must
-	// still report what the first revoked.
-	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 4, SessionID: 1, Reconnects: 1})
-	h.sendMembers(membership.View{Members: []string{"a", "b", "c"}, Zxid: 5, SessionID: 1, Reconnects: 1})
-	h.sendParts(partitions.View{Parts: ps("t", 0, 1, 2, 3), Zxid: 3, SessionID: 1, Reconnects: 1}) // sync
-	u := h.next()
-	if u.Generation != 5 {
-		t.Fatalf("generation %d, want the newest, 5", u.Generation)
-	}
-	if want := ps("t", 0, 3); !slices.Equal(u.Assigned, want) {
-		t.Errorf("Assigned %v, want %v", u.Assigned, want)
-	}
-	if want := ps("t", 1, 2); !slices.Equal(u.Revoked, want) || len(u.Added) != 0 {
-		t.Errorf("Revoked %v Added %v, want %v revoked since the last update received", u.Revoked, u.Added, want)
-	}
-}
-
 func TestActorSettles(t *testing.T) {
 	t.Parallel()
 	const settle = time.Second
@@ -320,5 +259,115 @@ func TestActorKeepsAssignmentWhenStrategyFails(t *testing.T) {
 				t.Errorf("Reason = %q, want the failure reported", u.Reason)
 			}
 		})
+	}
+}
+
+// settled brings a manual-claims harness to a first assignment of
+// members over t:0..n-1 with every wanted claim granted, and returns it.
+func settled(t *testing.T, h *harness, members []string, n int32) member.Update {
+	t.Helper()
+	ids := make([]int32, n)
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	h.up(1, 1)
+	h.sendMembers(membership.View{Members: members, Zxid: 2, SessionID: 1, Reconnects: 1})
+	h.sendParts(partitions.View{Parts: ps("t", ids...), Zxid: 3, SessionID: 1, Reconnects: 1})
+	d := h.nextDesired()
+	h.grant(d, d.Want...)
+	return h.next()
+}
+
+// grant answers d with the given claims held.
+func (h *harness) grant(d rebalance.Desired, held ...partitions.Partition) {
+	h.held.Set(rebalance.Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Held: held})
+}
+
+func TestActorKeepsRevokedClaimUntilAck(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true})
+	first := settled(t, h, []string{"a"}, 4)
+	first.Ack()
+
+	// b joins: a keeps t:0 and t:2, revokes t:1 and t:3.
+	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 4, SessionID: 1, Reconnects: 1})
+	u := h.next()
+	if !slices.Equal(u.Revoked, ps("t", 1, 3)) || !slices.Equal(u.Assigned, ps("t", 0, 2)) {
+		t.Fatalf("after b joined: %+v", u)
+	}
+	// The revoked claims are kept: nothing new is desired.
+	h.none(func() {
+		h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 4, SessionID: 1, Reconnects: 1})
+	})
+	if d, ok := h.desired.Take(); ok {
+		t.Fatalf("Desired %v before the ack: revoked claims must be kept", d.Want)
+	}
+	first.Ack() // an old ack changes nothing
+	u.Ack()
+	u.Ack() // idempotent
+	if d := h.nextDesired(); !slices.Equal(d.Want, ps("t", 0, 2)) {
+		t.Fatalf("Desired after the ack = %v, want [t:0 t:2]", d.Want)
+	}
+}
+
+func TestActorReleaseTimeout(t *testing.T) {
+	t.Parallel()
+	const rt = 10 * time.Second
+	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true, releaseTimeout: rt})
+	settled(t, h, []string{"a"}, 2)
+	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 4, SessionID: 1, Reconnects: 1})
+	u := h.next()
+	if !slices.Equal(u.Revoked, ps("t", 1)) {
+		t.Fatalf("%+v", u)
+	}
+	// No ack comes.
+	if err := h.clock.WaitTimers(h.ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(rt)
+	if d := h.nextDesired(); !slices.Equal(d.Want, ps("t", 0)) {
+		t.Fatalf("Desired after the release timeout = %v, want [t:0]", d.Want)
+	}
+}
+
+// An Update taken from Current and acked before Updates delivers it acks
+// it all the same: its revoked claims are released once it is delivered,
+// not ReleaseTimeout later. (Before, the ack found nothing to release, as
+// the consumer had not received the revocation yet, and the delivery did
+// not look again: the claims stayed until the release timeout.)
+func TestActorAckFromCurrentBeforeDelivery(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true})
+	settled(t, h, []string{"a"}, 4).Ack()
+	parts := func(zxid int64, ids ...int32) partitions.View {
+		return partitions.View{Parts: ps("t", ids...), Zxid: zxid, SessionID: 1, Reconnects: 1}
+	}
+
+	// t:3 leaves the set; the consumer receives the revocation and does
+	// not ack it yet.
+	h.sendParts(parts(4, 0, 1, 2))
+	if u := h.next(); !slices.Equal(u.Revoked, ps("t", 3)) {
+		t.Fatalf("after t:3 left: %+v", u)
+	}
+	// t:2 leaves too. The consumer reads that Update from Current, stops
+	// t:3 and t:2 and acks it, before it receives it from Updates. The
+	// ack releases t:3 at once (which shows that the actor has taken it).
+	h.sendParts(parts(5, 0, 1))
+	h.sendParts(parts(5, 0, 1)) // a round trip: the actor has published
+	cur, _ := h.a.Current()
+	if !slices.Equal(cur.Revoked, ps("t", 2)) {
+		t.Fatalf("Current after t:2 left: %+v", cur)
+	}
+	cur.Ack()
+	if d := h.nextDesired(); !slices.Equal(d.Want, ps("t", 0, 1, 2)) {
+		t.Fatalf("Desired after the ack = %v, want [t:0 t:1 t:2]", d.Want)
+	}
+	// Once the consumer receives it, the acked revocation of t:2 is
+	// released too.
+	if u := h.next(); !slices.Equal(u.Revoked, ps("t", 2)) || u.Generation != cur.Generation {
+		t.Fatalf("delivered %+v, want the Update acked from Current", u)
+	}
+	if d := h.nextDesired(); !slices.Equal(d.Want, ps("t", 0, 1)) {
+		t.Fatalf("Desired after the delivery = %v, want [t:0 t:1]", d.Want)
 	}
 }
