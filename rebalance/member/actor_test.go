@@ -37,7 +37,7 @@ type harness struct {
 	a       *member.Actor
 	ctx     context.Context
 	last    member.Update // the last update next received
-	got     bool             // next has received one
+	got     bool          // next has received one
 }
 
 type options struct {
