@@ -1,17 +1,11 @@
-// Package rebalance decides and hands over this member's share of the
-// partitions.
+// Package rebalance holds the strategies that split partitions among the
+// members of a group: the [Strategy] interface, the built-in [RoundRobin],
+// [Range] and [Balanced], and [Compute], which runs a strategy and checks
+// its answer. Strategies are pure and deterministic: every member runs the
+// same one on the same sorted members and partitions and takes its own
+// share, so all members must agree on it.
 //
-// Its pure core is the [Strategy] interface with the built-in strategies
-// [RoundRobin], [Range] and [Balanced], and [Compute], which runs a
-// strategy and validates its answer; none of them has goroutines, a clock
-// or ZooKeeper in it.
-//
-// Around that core sit two actors. The [Actor] collects the session state
-// and the member and partition views, debounces them, computes this
-// member's target and publishes [Update]s, running the hand-off: a
-// partition is listed only once its claim is held, and a revoked partition's
-// claim is kept until the consumer's [Update.Ack] (or a release timeout).
-// The [Claims] actor holds the claims themselves, ephemeral znodes under
-// <root>/groups/<group>/owners, in line with the [Desired] set the Actor
-// sends it, and reports what it holds as [Held].
+// Users import this package only to choose a strategy or write one
+// (zkalloc's Config.Strategy); the member's decisions and hand-off live in
+// the library's internals.
 package rebalance
