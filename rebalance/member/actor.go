@@ -82,15 +82,43 @@ func (a *Actor) Current() (Update, bool) {
 	return *u, true
 }
 
-// Run publishes updates until ctx is cancelled; it returns nil then.
+// Run publishes updates until ctx is cancelled. Then it drains: it
+// publishes an Update revoking everything and returns once the consumer
+// has acked it, ReleaseTimeout has passed, or the session is gone, so that
+// the claims, which go with the session, are kept until the consumer has
+// stopped. It returns nil.
+//
+// The strategy runs in a goroutine of its own, one run at a time, so that
+// a slow or stuck strategy holds up neither revocations, acks nor Close.
+// Run does not wait for a run that has not returned when it does (a
+// strategy that never returns must not hold up Close); its answer is
+// dropped.
 func (a *Actor) Run(ctx context.Context) error {
 	defer a.out.Close()
 	timer := actor.StoppedTimer(a.cfg.Clock)
 	defer timer.Stop()
 	var wake time.Time // when timer is due; zero if stopped
 	members, parts := a.cfg.Members, a.cfg.Parts
+	done := ctx.Done()
+	results := make(chan computed)
+	stop := make(chan struct{})
+	defer close(stop)
+	var running bool // a strategy run is under way
+	var queued *Job  // the newest job asked for, not yet started
 	for {
-		if next := a.apply(a.core.Ready()); !next.Equal(wake) {
+		r := a.core.Ready()
+		a.apply(r)
+		if r.Compute != nil {
+			queued = r.Compute
+		}
+		if queued != nil && !running {
+			go a.compute(*queued, results, stop)
+			running, queued = true, nil
+		}
+		if done == nil && a.core.Drained() {
+			return nil
+		}
+		if next := r.Wake; !next.Equal(wake) {
 			if next.IsZero() {
 				timer.Stop()
 			} else {
@@ -99,8 +127,14 @@ func (a *Actor) Run(ctx context.Context) error {
 			wake = next
 		}
 		select {
-		case <-ctx.Done():
-			return nil
+		case <-done:
+			done, members, parts = nil, nil, nil
+			a.tick()
+			a.core.Close("allocator closing: every partition revoked")
+		case c := <-results:
+			running = false
+			a.tick()
+			a.core.Computed(c.job, c.mine, c.err)
 		case <-a.cfg.Session.Changed():
 			if st, ok := a.cfg.Session.Take(); ok {
 				a.tick()
@@ -140,34 +174,41 @@ func (a *Actor) Run(ctx context.Context) error {
 	}
 }
 
+// computed is the answer to a Job.
+type computed struct {
+	job  Job
+	mine []Partition
+	err  error
+}
+
+// compute runs the strategy for job and sends its answer, unless Run has
+// returned meanwhile.
+func (a *Actor) compute(job Job, out chan<- computed, stop <-chan struct{}) {
+	result, err := rebalance.Compute(a.cfg.Strategy, job.Members, job.Parts)
+	select {
+	case out <- computed{job: job, mine: result[a.cfg.Member], err: err}:
+	case <-stop:
+	}
+}
+
 func (a *Actor) tick() { a.core.Tick(a.cfg.Clock.Now()) }
 
-// apply carries out r, running the strategy while the core asks for it,
-// and returns when the core next wants a tick.
-func (a *Actor) apply(r Ready) time.Time {
-	for {
-		for _, l := range r.Logs {
-			a.cfg.Logger.Log(context.Background(), l.Level, l.Msg, l.Args...)
+// apply carries out what r says but the strategy run and the wake-up.
+func (a *Actor) apply(r Ready) {
+	for _, l := range r.Logs {
+		a.cfg.Logger.Log(context.Background(), l.Level, l.Msg, l.Args...)
+	}
+	if r.Desired != nil {
+		a.cfg.Desired.Set(*r.Desired)
+	}
+	if u := r.Publish; u != nil {
+		u.acks = a.acks
+		a.out.Put(*u)
+		a.current.Store(u)
+		select {
+		case <-a.ready:
+		default:
+			close(a.ready)
 		}
-		if r.Desired != nil {
-			a.cfg.Desired.Set(*r.Desired)
-		}
-		if u := r.Publish; u != nil {
-			u.acks = a.acks
-			a.out.Put(*u)
-			a.current.Store(u)
-			select {
-			case <-a.ready:
-			default:
-				close(a.ready)
-			}
-		}
-		if r.Compute == nil {
-			return r.Wake
-		}
-		job := *r.Compute
-		result, err := rebalance.Compute(a.cfg.Strategy, job.Members, job.Parts)
-		a.core.Computed(job, result[a.cfg.Member], err)
-		r = a.core.Ready()
 	}
 }

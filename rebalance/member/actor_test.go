@@ -73,6 +73,9 @@ func newHarness(t *testing.T, name string, s rebalance.Strategy, opts options) *
 		g.Add("claims", actor.Func(h.grantAll))
 	}
 	actortest.Run(t, "rebalance", g.Run)
+	// The session goes before the actor stops (cleanups run last first),
+	// so that its drain ends at once instead of waiting for an ack.
+	t.Cleanup(func() { h.session.Set(session.State{Status: session.Closed}) })
 	return h
 }
 
@@ -162,6 +165,23 @@ func (h *harness) none(sync func()) {
 	case u := <-h.a.Updates():
 		h.t.Fatalf("unexpected update %+v", u)
 	default:
+	}
+}
+
+// current waits until Current has reached generation gen and returns it.
+func (h *harness) current(gen int64) member.Update {
+	h.t.Helper()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		if u, ok := h.a.Current(); ok && u.Generation >= gen {
+			return u
+		}
+		select {
+		case <-tick.C:
+		case <-h.ctx.Done():
+			h.t.Fatalf("Current never reached generation %d", gen)
+		}
 	}
 }
 
@@ -353,8 +373,7 @@ func TestActorAckFromCurrentBeforeDelivery(t *testing.T) {
 	// t:3 and t:2 and acks it, before it receives it from Updates. The
 	// ack releases t:3 at once (which shows that the actor has taken it).
 	h.sendParts(parts(5, 0, 1))
-	h.sendParts(parts(5, 0, 1)) // a round trip: the actor has published
-	cur, _ := h.a.Current()
+	cur := h.current(5) // the strategy runs off the loop: wait for its answer
 	if !slices.Equal(cur.Revoked, ps("t", 2)) {
 		t.Fatalf("Current after t:2 left: %+v", cur)
 	}
@@ -369,5 +388,47 @@ func TestActorAckFromCurrentBeforeDelivery(t *testing.T) {
 	}
 	if d := h.nextDesired(); !slices.Equal(d.Want, ps("t", 0, 1)) {
 		t.Fatalf("Desired after the delivery = %v, want [t:0 t:1]", d.Want)
+	}
+}
+
+// stuckStrategy is RoundRobin the first time, then blocks until release
+// is closed.
+type stuckStrategy struct {
+	calls   *atomic.Int32
+	stuck   chan struct{} // closed when it blocks
+	release chan struct{}
+}
+
+func (s stuckStrategy) Name() string { return "stuck" }
+func (s stuckStrategy) Assign(members []string, parts []partitions.Partition) (map[string][]partitions.Partition, error) {
+	if s.calls.Add(1) == 2 {
+		close(s.stuck)
+		<-s.release
+	}
+	return rebalance.RoundRobin.Assign(members, parts)
+}
+
+// A strategy that does not return holds up neither a revocation nor the
+// actor's end: it runs off the actor's loop.
+func TestActorStuckStrategyHoldsUpNeitherRevocationNorClose(t *testing.T) {
+	t.Parallel()
+	s := stuckStrategy{calls: new(atomic.Int32), stuck: make(chan struct{}), release: make(chan struct{})}
+	t.Cleanup(func() { close(s.release) }) // after the actor has returned
+	h := newHarness(t, "a", s, options{})
+	h.up(1, 1)
+	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
+	h.sendParts(partitions.View{Parts: ps("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 1})
+	if u := h.next(); len(u.Assigned) != 2 {
+		t.Fatalf("first update %+v", u)
+	}
+	h.sendParts(partitions.View{Parts: ps("t", 0, 1, 2), Zxid: 4, SessionID: 1, Reconnects: 1})
+	select {
+	case <-s.stuck:
+	case <-h.ctx.Done():
+		t.Fatal("the strategy never ran again")
+	}
+	h.session.Set(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 1})
+	if u := h.next(); len(u.Assigned) != 0 || !slices.Equal(u.Revoked, ps("t", 0, 1)) {
+		t.Fatalf("on suspend with the strategy stuck: %+v, want everything revoked", u)
 	}
 }

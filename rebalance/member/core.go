@@ -62,8 +62,11 @@ type Core struct {
 	parts     partitions.View
 	haveViews [2]bool // members, parts
 	settle    debouncer
-	job       Job  // the newest computation asked for
-	jobOut    bool // job is to be returned by Ready
+	job       Job       // the newest computation asked for
+	jobOut    bool      // job is to be returned by Ready
+	jobOpen   bool      // job has not been answered
+	jobAt     time.Time // when it was asked for
+	jobLate   bool      // its lateness was logged
 
 	target      []Partition // this member's share of the newest views; valid if haveTarget
 	haveTarget  bool
@@ -86,8 +89,17 @@ type Core struct {
 	wantSince  []uint64    // wantSince[i]: the Desired.Seq since which lastWant[i] has been wanted
 	primed     bool        // the first assignment has been published
 
+	closing   bool      // Close was called: everything is revoked
+	closeBy   time.Time // when the drain ends, acked or not
+	closeLate bool      // the drain ran out of time
+
 	ready Ready // what to do, gathered since the last Ready
 }
+
+// StrategyStall is how long a strategy may run before the core logs that
+// it has not returned. Strategies run off the actor's loop, so a slow one
+// delays only the new assignment: revocations, acks and Close go on.
+const StrategyStall = 5 * time.Second
 
 // Job asks for the strategy to be run on a view. The shell runs it (off
 // the core) and answers with [Core.Computed]; an answer to a job that is
@@ -241,7 +253,10 @@ func (c *Core) Delivered(u Update) {
 // Computed takes the answer to job: this member's share of the view, or
 // the strategy's error.
 func (c *Core) Computed(job Job, mine []Partition, err error) {
-	if job.ID != c.job.ID || !c.fresh() || job.session != c.st.SessionID || job.connects != c.st.Reconnects {
+	if job.ID == c.job.ID {
+		c.jobOpen = false
+	}
+	if job.ID != c.job.ID || c.closing || !c.fresh() || job.session != c.st.SessionID || job.connects != c.st.Reconnects {
 		return // a newer job or a new connection has overtaken it
 	}
 	if err != nil {
@@ -259,12 +274,55 @@ func (c *Core) Computed(job Job, mine []Partition, err error) {
 	c.step()
 }
 
+// Close starts the drain that ends a member: an Update revokes every
+// partition, and nothing is assigned or claimed any more. The claims stay
+// until [Core.Drained].
+func (c *Core) Close(reason string) {
+	if c.closing {
+		return
+	}
+	c.closing, c.closeBy = true, c.now.Add(c.cfg.ReleaseTimeout)
+	if c.primed {
+		c.publish(nil, nil, c.snap.Generation, c.snap.Members, reason)
+	}
+	c.releaseAt, c.graceAt = time.Time{}, time.Time{}
+	c.settle.done()
+}
+
+// Drained reports whether a closing member may give up its claims: its
+// consumer has stopped every partition (it acked the Update that revoked
+// them, once delivered), ReleaseTimeout has passed since Close, or the
+// session is gone and the claims with it.
+func (c *Core) Drained() bool {
+	if !c.closing {
+		return false
+	}
+	switch {
+	case c.st.Status != session.Up && c.st.Status != session.Suspended:
+		return true
+	case !c.now.Before(c.closeBy):
+		return true
+	}
+	return c.ho.idle()
+}
+
 // step acts on what is due at c.now: a settled burst of changes, a
 // release timeout, the end of the grace period.
 func (c *Core) step() {
+	if c.closing {
+		if !c.now.Before(c.closeBy) && !c.ho.idle() && !c.closeLate {
+			c.closeLate = true
+			c.log(slog.LevelWarn, "zkalloc: consumer did not ack the final Update within ReleaseTimeout; closing anyway", "timeout", c.cfg.ReleaseTimeout)
+		}
+		return
+	}
 	if c.settle.ready(c.now) {
 		c.settle.done()
 		c.compute()
+	}
+	if c.jobOpen && !c.jobLate && !c.now.Before(c.jobAt.Add(StrategyStall)) {
+		c.jobLate = true
+		c.log(slog.LevelWarn, "zkalloc: strategy has not returned; keeping the previous assignment meanwhile", "strategy", c.cfg.Strategy, "after", c.now.Sub(c.jobAt), "members", len(c.job.Members), "partitions", len(c.job.Parts))
 	}
 	if !c.releaseAt.IsZero() && !c.now.Before(c.releaseAt) {
 		c.releaseAt = time.Time{}
@@ -278,8 +336,18 @@ func (c *Core) step() {
 
 // wake returns when the next timer is due; zero if none.
 func (c *Core) wake() time.Time {
+	if c.closing {
+		if c.Drained() {
+			return time.Time{}
+		}
+		return c.closeBy
+	}
 	var at time.Time
-	for _, t := range []time.Time{c.releaseAt, c.graceAt} {
+	var late time.Time
+	if c.jobOpen && !c.jobLate {
+		late = c.jobAt.Add(StrategyStall)
+	}
+	for _, t := range []time.Time{c.releaseAt, c.graceAt, late} {
 		if !t.IsZero() && (at.IsZero() || t.Before(at)) {
 			at = t
 		}
@@ -313,7 +381,7 @@ func (c *Core) fresh() bool {
 
 // compute asks for the target of the current views, unless it is known.
 func (c *Core) compute() {
-	if !c.fresh() {
+	if c.closing || !c.fresh() {
 		return
 	}
 	members := c.members.Members
@@ -328,7 +396,7 @@ func (c *Core) compute() {
 		return
 	}
 	c.job = Job{ID: c.job.ID + 1, Members: members, Parts: c.parts.Parts, Gen: gen, session: c.st.SessionID, connects: c.st.Reconnects}
-	c.jobOut = true
+	c.jobOut, c.jobOpen, c.jobAt, c.jobLate = true, true, c.now, false
 }
 
 // keeping reports whether the newest snapshot's partitions stay with the
@@ -361,6 +429,9 @@ func (c *Core) keeping() bool {
 // report, that would add up every target in between.) Before the first
 // report of a session nothing is assigned, and the hand-off judges alone.
 func (c *Core) reconcile(reason string) {
+	if c.closing {
+		return // everything is revoked; the claims stay until drained
+	}
 	up := c.st.Status == session.Up
 	held := c.heldNow()
 	var assigned, pending []Partition

@@ -152,3 +152,18 @@ func intersect(a, b []Partition) []Partition {
 	}
 	return out
 }
+
+// idle reports whether the consumer is working on nothing: the last
+// Update it received assigned nothing, and every partition it had before
+// was acked.
+func (h *handoff) idle() bool {
+	if len(h.cur) > 0 {
+		return false
+	}
+	for _, last := range h.gone {
+		if last >= h.acked {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,153 @@
+package member
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkalloc/zkalloc/rebalance"
+	"github.com/zkalloc/zkalloc/session"
+)
+
+// hasLog reports whether a log so far contains part.
+func (h *core) hasLog(part string) bool {
+	return slices.ContainsFunc(h.logs, func(l Log) bool { return strings.Contains(l.Msg, part) })
+}
+
+func (h *core) close() {
+	h.c.Close("allocator closing")
+	h.drain()
+}
+
+func TestCoreCloseRevokesEverythingAndDrainsOnAck(t *testing.T) {
+	t.Parallel()
+	h := newCore(t, "a", rebalance.RoundRobin, coreOptions{manualClaims: true})
+	h.ack(h.settled([]string{"a"}, 3))
+	h.close()
+	if h.c.Drained() {
+		t.Fatal("drained before the consumer received the final Update")
+	}
+	u := h.next()
+	if len(u.Assigned) != 0 || !eq(u.Revoked, ps("t", 0, 1, 2)) || !strings.Contains(u.Reason, "closing") {
+		t.Fatalf("final update %+v, want everything revoked with a reason that says closing", u)
+	}
+	if cur := h.current(); len(cur.Assigned) != 0 {
+		t.Fatalf("Current %+v after Close, want nothing assigned", cur)
+	}
+	if h.c.Drained() {
+		t.Fatal("drained before the consumer acked the final Update")
+	}
+	h.noDesired("while draining: the claims stay until the consumer has stopped")
+	// Nothing moves any more: a view that would assign more publishes
+	// nothing, and wants no claim.
+	h.members(view(1, 1, 9, "a"))
+	h.parts(parts(1, 1, 10, 0, 1, 2, 3))
+	h.none()
+	h.noDesired("after Close")
+	h.ack(u)
+	if !h.c.Drained() {
+		t.Fatal("not drained once the consumer acked the final Update")
+	}
+	if !h.wake.IsZero() {
+		t.Fatalf("wake at %v once drained", h.wake.Sub(t0))
+	}
+}
+
+// The final Update is acked, from Current, before it is delivered: the
+// consumer may still work on what it last received until then.
+func TestCoreCloseWaitsForDelivery(t *testing.T) {
+	t.Parallel()
+	h := newCore(t, "a", rebalance.RoundRobin, coreOptions{})
+	h.up(1, 1)
+	h.members(view(1, 1, 2, "a"))
+	h.parts(parts(1, 1, 3, 0))
+	h.ack(h.next())
+	h.close()
+	h.ack(h.current())
+	if h.c.Drained() {
+		t.Fatal("drained before the final Update was delivered")
+	}
+	h.next()
+	if !h.c.Drained() {
+		t.Fatal("not drained once the acked final Update was delivered")
+	}
+}
+
+func TestCoreCloseDrainsAfterReleaseTimeout(t *testing.T) {
+	t.Parallel()
+	const rt = 10 * time.Second
+	h := newCore(t, "a", rebalance.RoundRobin, coreOptions{releaseTimeout: rt})
+	h.up(1, 1)
+	h.members(view(1, 1, 2, "a"))
+	h.parts(parts(1, 1, 3, 0))
+	h.next()
+	h.close()
+	h.next() // delivered, never acked
+	if want := h.now.Add(rt); !h.wake.Equal(want) {
+		t.Fatalf("wake at %v, want the drain's end at %v", h.wake.Sub(t0), want.Sub(t0))
+	}
+	h.advance(rt - time.Nanosecond)
+	if h.c.Drained() {
+		t.Fatal("drained before ReleaseTimeout without an ack")
+	}
+	h.advance(time.Nanosecond)
+	if !h.c.Drained() || !h.hasLog("did not ack the final Update") {
+		t.Fatalf("drained %v, logs %v; want drained and the late ack logged", h.c.Drained(), h.logs)
+	}
+}
+
+func TestCoreCloseBeforeAnyUpdateIsDrained(t *testing.T) {
+	t.Parallel()
+	h := newCore(t, "a", rebalance.RoundRobin, coreOptions{})
+	h.up(1, 1)
+	h.close()
+	h.none()
+	if !h.c.Drained() {
+		t.Fatal("not drained: nothing was ever assigned")
+	}
+}
+
+// Once the session is gone, so are the claims: there is nothing left to
+// keep by waiting.
+func TestCoreCloseEndsWhenTheSessionIsLost(t *testing.T) {
+	t.Parallel()
+	h := newCore(t, "a", rebalance.RoundRobin, coreOptions{grace: time.Hour})
+	h.up(1, 1)
+	h.members(view(1, 1, 2, "a"))
+	h.parts(parts(1, 1, 3, 0))
+	h.next()
+	h.close()
+	h.next()
+	h.session(session.Suspended, 1, 1)
+	if h.c.Drained() {
+		t.Fatal("drained while suspended: the session, and its claims, may still be alive")
+	}
+	h.session(session.Lost, 1, 1)
+	if !h.c.Drained() {
+		t.Fatal("not drained once the session is lost")
+	}
+}
+
+func TestCoreLogsAStalledStrategy(t *testing.T) {
+	t.Parallel()
+	c := NewCore(Config{Member: "a", Strategy: "slow", ReleaseTimeout: time.Minute}, t0)
+	c.Session(session.State{Status: session.Up, SessionID: 1, Reconnects: 1})
+	c.Members(view(1, 1, 2, "a"))
+	c.Parts(parts(1, 1, 3, 0))
+	r := c.Ready()
+	if r.Compute == nil || !r.Wake.Equal(t0.Add(StrategyStall)) {
+		t.Fatalf("Ready %+v, want a job and a wake-up when it is late", r)
+	}
+	c.Tick(t0.Add(StrategyStall))
+	r = c.Ready()
+	if len(r.Logs) != 1 || !strings.Contains(r.Logs[0].Msg, "strategy has not returned") || !r.Wake.IsZero() {
+		t.Fatalf("Ready %+v once the strategy is late, want it logged once and nothing more due", r)
+	}
+	// Revocations go on meanwhile.
+	c.Session(session.State{Status: session.Lost, SessionID: 1, Reconnects: 1})
+	c.Tick(t0.Add(time.Hour))
+	if r := c.Ready(); len(r.Logs) != 0 {
+		t.Fatalf("logged again: %v", r.Logs)
+	}
+}
