@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
@@ -87,13 +88,10 @@ func New(cfg Config) (*Allocator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: Partitions: %w", ErrInvalidConfig, err)
 	}
-	desired, held := actor.NewLatest[rebalance.Desired](), actor.NewLatest[rebalance.Held]()
-	claims := rebalance.NewClaims(rebalance.ClaimsConfig{
+	owners := claims.New(claims.Config{
 		Paths:   paths,
 		Member:  cfg.Member,
 		Session: sess.Subscribe(),
-		Desired: desired,
-		Held:    held,
 		Logger:  log,
 		// The longest a hand-off between members that agree can take: the
 		// holder debounces, its consumer acks, or its session expires.
@@ -109,15 +107,15 @@ func New(cfg Config) (*Allocator, error) {
 		Session:        sess.Subscribe(),
 		Members:        members.Views(),
 		Parts:          set.Views(),
-		Desired:        desired,
-		Held:           held,
+		Desired:        owners.Desired(),
+		Held:           owners.Held(),
 		Logger:         log,
 	})
 	a := &Allocator{cfg: cfg, sess: sess, members: members, set: set, reb: reb, done: make(chan struct{})}
 	a.group.Add("session", sess)
 	a.group.Add("membership", members)
 	a.group.Add("partitions", set)
-	a.group.Add("claims", claims)
+	a.group.Add("claims", owners)
 	a.group.Add("rebalance", reb)
 	return a, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/session"
@@ -36,8 +37,8 @@ type Config struct {
 	Members <-chan membership.View
 	Parts   <-chan partitions.View
 	// Desired goes to the claims actor; Held comes from it.
-	Desired *actor.Latest[Desired]
-	Held    *actor.Latest[Held]
+	Desired *actor.Latest[claims.Desired]
+	Held    *actor.Latest[claims.Held]
 
 	Logger *slog.Logger
 	Clock  actor.Clock
@@ -78,7 +79,7 @@ type Actor struct {
 	targetGen   int64
 	targetOf    []string    // the members it was computed for
 	targetParts []Partition // and the partitions
-	held        Held
+	held        claims.Held
 	suspendedAt time.Time // when the connection was lost; zero while up
 	keep        bool      // the newest snapshot's partitions may be kept while the target or claims are re-established
 
@@ -383,7 +384,7 @@ func (a *Actor) reconcile(reason string) {
 		a.wantSince = wantedSince(a.lastWant, a.wantSince, want, a.desiredSeq)
 		a.lastWant = want
 		a.cfg.Logger.Debug("zkalloc: claims wanted", "want", len(want), "seq", a.desiredSeq)
-		a.cfg.Desired.Set(Desired{SessionID: a.st.SessionID, Reconnects: a.st.Reconnects, Seq: a.desiredSeq, Want: want})
+		a.cfg.Desired.Set(claims.Desired{SessionID: a.st.SessionID, Reconnects: a.st.Reconnects, Seq: a.desiredSeq, Want: want})
 	}
 }
 

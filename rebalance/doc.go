@@ -6,12 +6,12 @@
 // strategy and validates its answer; none of them has goroutines, a clock
 // or ZooKeeper in it.
 //
-// Around that core sit two actors. The [Actor] collects the session state
-// and the member and partition views, debounces them, computes this
-// member's target and publishes [Update]s, running the hand-off: a
-// partition is listed only once its claim is held, and a revoked partition's
-// claim is kept until the consumer's [Update.Ack] (or a release timeout).
-// The [Claims] actor holds the claims themselves, ephemeral znodes under
-// <root>/groups/<group>/owners, in line with the [Desired] set the Actor
-// sends it, and reports what it holds as [Held].
+// Around that core sits the [Actor]. It collects the session state and
+// the member and partition views, debounces them, computes this member's
+// target and publishes [Update]s, running the hand-off: a partition is
+// listed only once its claim is held, and a revoked partition's claim is
+// kept until the consumer's [Update.Ack] (or a release timeout). The
+// claims themselves are held by the claims package's actor, which it
+// tells what it wants ([claims.Desired]) and hears what is held
+// ([claims.Held]) from.
 package rebalance

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
@@ -29,8 +30,8 @@ func settled(t *testing.T, h *harness, members []string, n int32) rebalance.Upda
 }
 
 // grant answers d with the given claims held.
-func (h *harness) grant(d rebalance.Desired, held ...partitions.Partition) {
-	h.held.Set(rebalance.Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Held: held})
+func (h *harness) grant(d claims.Desired, held ...partitions.Partition) {
+	h.held.Set(claims.Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Held: held})
 }
 
 func TestHandoffAddsOnlyClaimedPartitions(t *testing.T) {
@@ -127,8 +128,8 @@ func TestHandoffOlderAckKeepsNewerPartitions(t *testing.T) {
 }
 
 // waitDesired returns a channel with the pending Desired, if any.
-func waitDesired(h *harness) <-chan rebalance.Desired {
-	out := make(chan rebalance.Desired, 1)
+func waitDesired(h *harness) <-chan claims.Desired {
+	out := make(chan claims.Desired, 1)
 	if d, ok := h.desired.Take(); ok {
 		out <- d
 	}

@@ -1,4 +1,4 @@
-package rebalance_test
+package claims_test
 
 import (
 	"context"
@@ -14,11 +14,11 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/partitions"
-	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -36,9 +36,9 @@ type claimer struct {
 	name     string
 	probe    *actor.Latest[session.State]
 	st       session.State // the latest state taken from probe
-	desired  *actor.Latest[rebalance.Desired]
-	held     *actor.Latest[rebalance.Held]
-	last     rebalance.Held // the latest Held taken
+	desired  *actor.Latest[claims.Desired]
+	held     *actor.Latest[claims.Held]
+	last     claims.Held // the latest Held taken
 	seq      uint64
 	requests atomic.Int64 // reads and writes sent by the claims actor
 	stop     func()       // cancels the group and waits for it; later calls do nothing
@@ -52,37 +52,31 @@ func startClaimer(t *testing.T, servers []string, name string, timeout time.Dura
 // startClaimerWith is startClaimer with the claims actor's connection
 // wrapped by wrap (inside the request counter) and its config changed by
 // configure; either may be nil.
-func startClaimerWith(t *testing.T, servers []string, name string, timeout time.Duration, wrap func(session.Conn) session.Conn, configure func(*rebalance.ClaimsConfig)) *claimer {
+func startClaimerWith(t *testing.T, servers []string, name string, timeout time.Duration, wrap func(session.Conn) session.Conn, configure func(*claims.Config)) *claimer {
 	t.Helper()
 	if wrap == nil {
 		wrap = func(conn session.Conn) session.Conn { return conn }
 	}
-	c := &claimer{
-		t:       t,
-		name:    name,
-		desired: actor.NewLatest[rebalance.Desired](),
-		held:    actor.NewLatest[rebalance.Held](),
-	}
+	c := &claimer{t: t, name: name}
 	sess := session.New(session.Config{
 		Servers:  servers,
 		Timeout:  timeout,
 		WrapConn: func(conn session.Conn) session.Conn { return countingConn{Conn: wrap(conn), n: &c.requests} },
 	})
 	c.probe = sess.Subscribe()
-	cfg := rebalance.ClaimsConfig{
+	cfg := claims.Config{
 		Paths:   claimPaths,
 		Member:  name,
 		Session: sess.Subscribe(),
-		Desired: c.desired,
-		Held:    c.held,
 	}
 	if configure != nil {
 		configure(&cfg)
 	}
-	claims := rebalance.NewClaims(cfg)
+	ca := claims.New(cfg)
+	c.desired, c.held = ca.Desired(), ca.Held()
 	var g actor.Group
 	g.Add("session", sess)
-	g.Add("claims", claims)
+	g.Add("claims", ca)
 	c.stop = actortest.Run(t, name, g.Run)
 	c.waitSession("up", func(st session.State) bool { return st.Status == session.Up })
 	return c
@@ -96,25 +90,25 @@ func (c *claimer) waitSession(what string, ok func(session.State) bool) session.
 
 // want sends a Desired for the current session, as the rebalance actor
 // would.
-func (c *claimer) want(ps ...partitions.Partition) rebalance.Desired {
+func (c *claimer) want(ps ...partitions.Partition) claims.Desired {
 	c.seq++
 	ps = slices.Clone(ps)
 	partitions.Sort(ps)
-	d := rebalance.Desired{SessionID: c.st.SessionID, Reconnects: c.st.Reconnects, Seq: c.seq, Want: ps}
+	d := claims.Desired{SessionID: c.st.SessionID, Reconnects: c.st.Reconnects, Seq: c.seq, Want: ps}
 	c.desired.Set(d)
 	return d
 }
 
 // waitHeld waits until a reported Held satisfies ok.
-func (c *claimer) waitHeld(what string, ok func(rebalance.Held) bool) rebalance.Held {
+func (c *claimer) waitHeld(what string, ok func(claims.Held) bool) claims.Held {
 	c.t.Helper()
 	return actortest.Await(c.t, c.held, &c.last, claimWait, c.name+": Held "+what, ok)
 }
 
 // holds is the condition "Held answers d, in d's session, with exactly
 // held and waiting".
-func holds(d rebalance.Desired, held []partitions.Partition, waiting int) (string, func(rebalance.Held) bool) {
-	return fmt.Sprintf("of %v with %d waiting for seq %d", held, waiting, d.Seq), func(h rebalance.Held) bool {
+func holds(d claims.Desired, held []partitions.Partition, waiting int) (string, func(claims.Held) bool) {
+	return fmt.Sprintf("of %v with %d waiting for seq %d", held, waiting, d.Seq), func(h claims.Held) bool {
 		return h.Seq == d.Seq && h.SessionID == d.SessionID && slices.Equal(h.Held, held) && h.Waiting == waiting
 	}
 }
@@ -151,6 +145,15 @@ func (c countingConn) Multi(ops ...any) ([]zk.MultiResponse, error) {
 func observe(t *testing.T, servers []string) session.State {
 	t.Helper()
 	return actortest.Observe(t, servers, claimWait)
+}
+
+// ps returns topic's partitions ids.
+func ps(topic string, ids ...int32) []partitions.Partition {
+	out := make([]partitions.Partition, len(ids))
+	for i, id := range ids {
+		out[i] = partitions.Partition{Topic: topic, ID: id}
+	}
+	return out
 }
 
 func claimPath(p partitions.Partition) string { return claimPaths.Owners() + "/" + p.String() }
@@ -220,8 +223,8 @@ func TestClaimsOneHoldsOtherWaitsThenTakesOver(t *testing.T) {
 	t0 := ps("t", 0)
 
 	da, db := a.want(t0...), b.want(t0...)
-	answered := func(d rebalance.Desired) func(rebalance.Held) bool {
-		return func(h rebalance.Held) bool { return h.Seq == d.Seq && h.SessionID == d.SessionID }
+	answered := func(d claims.Desired) func(claims.Held) bool {
+		return func(h claims.Held) bool { return h.Seq == d.Seq && h.SessionID == d.SessionID }
 	}
 	ha := a.waitHeld("answering the first Desired", answered(da))
 	hb := b.waitHeld("answering the first Desired", answered(db))
@@ -340,7 +343,7 @@ func TestClaimsVerifiedAfterReconnect(t *testing.T) {
 	if st.SessionID != sid {
 		t.Fatalf("the session changed from %#x to %#x after a reset", sid, st.SessionID)
 	}
-	a.waitHeld("in the reconnected session", func(h rebalance.Held) bool {
+	a.waitHeld("in the reconnected session", func(h claims.Held) bool {
 		return h.SessionID == sid && h.Reconnects == st.Reconnects && h.Seq == d.Seq && slices.Equal(h.Held, want)
 	})
 	if again := checkClaim(t, obs.Conn, want[0], sid, "a"); again.Czxid != kept.Czxid {
@@ -368,7 +371,7 @@ func TestClaimsRecreatedAfterExpiry(t *testing.T) {
 		return st.Status == session.Up && st.SessionID != old
 	})
 	// The Desired still names the old session: nothing is claimed for it.
-	a.waitHeld("empty in the new session", func(h rebalance.Held) bool {
+	a.waitHeld("empty in the new session", func(h claims.Held) bool {
 		return h.SessionID == st.SessionID && len(h.Held) == 0
 	})
 	a.waitHeld(holds(a.want(t0...), t0, 0))
@@ -380,9 +383,9 @@ func TestClaimsIgnoreDesiredOfAnotherSession(t *testing.T) {
 	srv := zktest.Standalone(t, zktest.Options{})
 	obs := observe(t, []string{srv.Addr()})
 	a := startClaimer(t, []string{srv.Addr()}, "a", 4*time.Second)
-	d := rebalance.Desired{SessionID: a.st.SessionID + 1, Reconnects: a.st.Reconnects, Seq: 1, Want: ps("t", 0)}
+	d := claims.Desired{SessionID: a.st.SessionID + 1, Reconnects: a.st.Reconnects, Seq: 1, Want: ps("t", 0)}
 	a.desired.Set(d)
-	a.waitHeld("answering a Desired of another session", func(h rebalance.Held) bool { return h.Seq == d.Seq })
+	a.waitHeld("answering a Desired of another session", func(h claims.Held) bool { return h.Seq == d.Seq })
 	if a.last.SessionID != a.st.SessionID || len(a.last.Held) != 0 || a.last.Waiting != 0 {
 		t.Errorf("Held %+v; want nothing held or waited for in session %#x", a.last, a.st.SessionID)
 	}
@@ -416,7 +419,7 @@ func TestClaimsReleasedAfterLostSessionResumes(t *testing.T) {
 	if st.SessionID != sid {
 		t.Fatalf("the server expired session %#x before it could resume (now %#x): the reconnection was too slow for this test", sid, st.SessionID)
 	}
-	a.waitHeld("in the resumed session", func(h rebalance.Held) bool {
+	a.waitHeld("in the resumed session", func(h claims.Held) bool {
 		return h.SessionID == sid && h.Reconnects == st.Reconnects && h.Seq == d.Seq && slices.Equal(h.Held, ps("t", 0))
 	})
 	checkClaim(t, obs.Conn, ps("t", 0)[0], sid, "a")
@@ -622,7 +625,7 @@ func TestClaimsReportClaimsHeldTooLong(t *testing.T) {
 
 	clock := actor.NewFakeClock(time.Now())
 	logs := actortest.NewLogs()
-	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, func(cfg *rebalance.ClaimsConfig) {
+	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, func(cfg *claims.Config) {
 		cfg.Clock, cfg.Logger = clock, slog.New(logs)
 		cfg.StuckAfter, cfg.Strategy = time.Minute, "balanced"
 	})

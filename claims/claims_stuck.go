@@ -1,4 +1,4 @@
-package rebalance
+package claims
 
 import (
 	"cmp"
@@ -60,14 +60,14 @@ func (c *Claims) reportStuck() {
 		// keeps one due, and the holders the attempt recorded stand.
 		return
 	}
-	wanted := make(map[Partition]bool, len(c.desired.Want))
+	wanted := make(map[partitions.Partition]bool, len(c.desired.Want))
 	if c.desired.SessionID == c.st.SessionID {
 		for _, p := range c.desired.Want {
 			wanted[p] = true
 		}
 	}
 	now := c.cfg.Clock.Now()
-	bySession := make(map[int64][]Partition)
+	bySession := make(map[int64][]partitions.Partition)
 	for p, h := range c.holders {
 		if wanted[p] && !h.reported && now.Sub(h.since) >= c.cfg.StuckAfter {
 			bySession[h.session] = append(bySession[h.session], p)
@@ -92,7 +92,7 @@ func (c *Claims) reportStuck() {
 
 // logStuck reads who holds ps's claims (the claim's data is its owner's
 // member name) and that member's node, and logs what it found.
-func (c *Claims) logStuck(sess int64, ps []Partition, held time.Duration) {
+func (c *Claims) logStuck(sess int64, ps []partitions.Partition, held time.Duration) {
 	conn := c.st.Conn
 	attrs := []any{
 		"claims", len(ps),

@@ -1,4 +1,4 @@
-package rebalance_test
+package claims_test
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/partitions"
-	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -87,7 +87,7 @@ func TestClaimsOneFailingClaimDoesNotHoldUpTheOthers(t *testing.T) {
 	a.waitHeld(holds(a.want(t0, t1), []partitions.Partition{t0, t1}, 0))
 	refused.Store(&t1)
 	d = a.want(t2)
-	a.waitHeld("with t:2 taken and t:0 given up, t:1 still held", func(h rebalance.Held) bool {
+	a.waitHeld("with t:2 taken and t:0 given up, t:1 still held", func(h claims.Held) bool {
 		return h.Seq == d.Seq && slices.Equal(h.Held, []partitions.Partition{t1, t2})
 	})
 	waitClaimGone(t, obs.Conn, t0, claimWait)
@@ -113,13 +113,13 @@ func TestClaimsRetryDelayEndsOnReconnection(t *testing.T) {
 	clock := actor.NewFakeClock(time.Now())
 	a := startClaimerWith(t, proxy.Addrs(), "a", 4*time.Second, func(conn session.Conn) session.Conn {
 		return actortest.FailingConn{Conn: conn, Fail: &fail}
-	}, func(cfg *rebalance.ClaimsConfig) { cfg.Clock = clock })
+	}, func(cfg *claims.Config) { cfg.Clock = clock })
 	t0 := ps("t", 0)
 
 	fail.Store(true)
 	d := a.want(t0...)
 	st := actortest.ResumeAfterRetry(t, clock, 1, &fail, proxy.Reset, a.probe, &a.st)
-	a.waitHeld("in the new connection", func(h rebalance.Held) bool {
+	a.waitHeld("in the new connection", func(h claims.Held) bool {
 		return h.SessionID == st.SessionID && h.Reconnects == st.Reconnects && h.Seq == d.Seq && slices.Equal(h.Held, t0)
 	})
 }
@@ -150,7 +150,7 @@ func TestClaimsReportStuckWhileAnotherClaimFails(t *testing.T) {
 	logs := actortest.NewLogs()
 	a := startClaimerWith(t, servers, "a", 4*time.Second, func(conn session.Conn) session.Conn {
 		return refusingConn{Conn: conn, refuse: func(p string) bool { return p == claimPath(t1) }}
-	}, func(cfg *rebalance.ClaimsConfig) {
+	}, func(cfg *claims.Config) {
 		cfg.Clock, cfg.Logger = clock, slog.New(logs)
 		cfg.StuckAfter, cfg.Strategy = time.Minute, "balanced"
 	})

@@ -1,4 +1,4 @@
-package rebalance
+package claims
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -33,9 +34,9 @@ const claimBatchesInFlight = 4
 // and batches whose outcome is unknown (the connection dropped), is
 // claimed one at a time by [Claims.acquire], which finds a claim of ours
 // that was created after all.
-func (c *Claims) acquireAll(conn session.Conn, ps []Partition, sid int64) []outcome {
+func (c *Claims) acquireAll(conn session.Conn, ps []partitions.Partition, sid int64) []outcome {
 	if len(ps) < 2 {
-		return inParallel(ps, func(p Partition) outcome { return c.acquire(conn, p, sid) })
+		return inParallel(ps, func(p partitions.Partition) outcome { return c.acquire(conn, p, sid) })
 	}
 	results := make([]outcome, len(ps))
 	all := make([]int, len(ps))
@@ -83,7 +84,7 @@ func (c *Claims) acquireAll(conn session.Conn, ps []Partition, sid int64) []outc
 // batches, and sets status[i] to each batch's outcome and results[i] for
 // those created. A group's first claims find no parent node: it creates
 // that and tries those batches again.
-func (c *Claims) createAll(conn session.Conn, ps []Partition, idx []int, sid int64, results []outcome, status []batchOutcome) {
+func (c *Claims) createAll(conn session.Conn, ps []partitions.Partition, idx []int, sid int64, results []outcome, status []batchOutcome) {
 	data, acl := []byte(c.cfg.Member), zk.WorldACL(zk.PermAll)
 	paths := make([]string, len(idx))
 	for k, i := range idx {
@@ -135,7 +136,7 @@ func (c *Claims) createAll(conn session.Conn, ps []Partition, idx []int, sid int
 // earlier create went through), by an earlier one of ours (foundStale, to
 // delete and create again), or no claim (foundFree, released meanwhile;
 // the watch then fires for our own create and is dropped).
-func (c *Claims) look(conn session.Conn, p Partition, sid int64) (outcome, claimFound, *zk.Stat) {
+func (c *Claims) look(conn session.Conn, p partitions.Partition, sid int64) (outcome, claimFound, *zk.Stat) {
 	exists, stat, watch, err := conn.ExistsW(c.path(p))
 	switch {
 	case err != nil:
@@ -175,9 +176,9 @@ const (
 // them in batches, each one multi-operation whose deletes also check that
 // the node is still the version read. The partitions of a batch that
 // failed are released one at a time by release.
-func (c *Claims) releaseAll(conn session.Conn, ps []Partition, sid int64) []outcome {
+func (c *Claims) releaseAll(conn session.Conn, ps []partitions.Partition, sid int64) []outcome {
 	if len(ps) < 2 {
-		return inParallel(ps, func(p Partition) outcome { return c.release(conn, p, sid) })
+		return inParallel(ps, func(p partitions.Partition) outcome { return c.release(conn, p, sid) })
 	}
 	results := make([]outcome, len(ps))
 	version := make([]int32, len(ps))

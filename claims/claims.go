@@ -1,4 +1,4 @@
-package rebalance
+package claims
 
 import (
 	"cmp"
@@ -21,14 +21,12 @@ import (
 	"github.com/zkalloc/zkalloc/session"
 )
 
-// ClaimsConfig configures a [Claims] actor. Every field but Logger, Clock,
-// StuckAfter and Strategy is required.
-type ClaimsConfig struct {
+// Config configures a [Claims] actor. Paths, Member and Session are
+// required.
+type Config struct {
 	Paths   zkpath.Group
 	Member  string
 	Session *actor.Latest[session.State]
-	Desired *actor.Latest[Desired]
-	Held    *actor.Latest[Held]
 	Logger  *slog.Logger
 	Clock   actor.Clock
 
@@ -69,21 +67,23 @@ type ClaimsConfig struct {
 // reportStuck): members that agree on the assignment never take that
 // long, so the members of the group disagree.
 type Claims struct {
-	cfg ClaimsConfig
+	cfg Config
+	in  *actor.Latest[Desired]
+	out *actor.Latest[Held]
 
 	// Owned by Run.
 	st      session.State
 	own     map[int64]struct{} // every session this actor has had
 	desired Desired
-	held    map[Partition]struct{} // claims of session st.SessionID
-	unsure  map[Partition]struct{} // creates whose outcome is unknown, in this session or one before
-	verify  bool                   // held claims must be checked after a reconnection
-	waiting map[Partition]bool     // watched, held by another session
+	held    map[partitions.Partition]struct{} // claims of session st.SessionID
+	unsure  map[partitions.Partition]struct{} // creates whose outcome is unknown, in this session or one before
+	verify  bool                              // held claims must be checked after a reconnection
+	waiting map[partitions.Partition]bool     // watched, held by another session
 	watches *zkwatch.Set
-	dirty   bool                 // something to do or to report
-	failing bool                 // the last attempt failed (some claims may keep failing)
-	holders map[Partition]holder // wanted claims found held by another session
-	stuck   actor.Timer          // fires when the oldest unreported holder is StuckAfter old
+	dirty   bool                            // something to do or to report
+	failing bool                            // the last attempt failed (some claims may keep failing)
+	holders map[partitions.Partition]holder // wanted claims found held by another session
+	stuck   actor.Timer                     // fires when the oldest unreported holder is StuckAfter old
 }
 
 // holder is another session's claim on a partition this member wants.
@@ -93,8 +93,8 @@ type holder struct {
 	reported bool
 }
 
-// NewClaims returns a claims actor; it starts nothing.
-func NewClaims(cfg ClaimsConfig) *Claims {
+// New returns a claims actor; it starts nothing.
+func New(cfg Config) *Claims {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -103,15 +103,25 @@ func NewClaims(cfg ClaimsConfig) *Claims {
 	}
 	return &Claims{
 		cfg:     cfg,
+		in:      actor.NewLatest[Desired](),
+		out:     actor.NewLatest[Held](),
 		own:     make(map[int64]struct{}),
-		held:    make(map[Partition]struct{}),
-		unsure:  make(map[Partition]struct{}),
-		waiting: make(map[Partition]bool),
+		held:    make(map[partitions.Partition]struct{}),
+		unsure:  make(map[partitions.Partition]struct{}),
+		waiting: make(map[partitions.Partition]bool),
 		watches: zkwatch.New(),
-		holders: make(map[Partition]holder),
+		holders: make(map[partitions.Partition]holder),
 		stuck:   actor.StoppedTimer(cfg.Clock),
 	}
 }
+
+// Desired is where the actor takes the claims wanted from, latest-wins:
+// the rebalance actor sets it. Safe for concurrent use.
+func (c *Claims) Desired() *actor.Latest[Desired] { return c.in }
+
+// Held is where the actor reports the claims it holds, latest-wins: the
+// rebalance actor takes from it. Safe for concurrent use.
+func (c *Claims) Held() *actor.Latest[Held] { return c.out }
 
 // Run keeps the claims until ctx is cancelled, and returns nil then. The
 // claims themselves go with the session when it is closed.
@@ -136,8 +146,8 @@ func (c *Claims) Run(ctx context.Context) error {
 				}
 				c.onSession(st)
 			}
-		case <-c.cfg.Desired.Changed():
-			if d, ok := c.cfg.Desired.Take(); ok {
+		case <-c.in.Changed():
+			if d, ok := c.in.Take(); ok {
 				c.desired = d
 				c.dirty = true
 			}
@@ -217,13 +227,13 @@ func (c *Claims) work() error {
 	}
 	if c.verify {
 		held := slices.Collect(maps.Keys(c.held))
-		results := inParallel(held, func(p Partition) outcome { return c.check(conn, p, sid) })
+		results := inParallel(held, func(p partitions.Partition) outcome { return c.check(conn, p, sid) })
 		if err := c.apply(held, results); err != nil {
 			return err
 		}
 		c.verify = false
 	}
-	want := make(map[Partition]bool, len(c.desired.Want))
+	want := make(map[partitions.Partition]bool, len(c.desired.Want))
 	if c.desired.SessionID == sid {
 		for _, p := range c.desired.Want {
 			want[p] = true
@@ -232,7 +242,7 @@ func (c *Claims) work() error {
 	// A create whose outcome is unknown may have made a claim of this
 	// session: if it is no longer wanted, release it too, or it would
 	// stay with the session and its next owner would wait for ever.
-	var release, acquire []Partition
+	var release, acquire []partitions.Partition
 	for p := range c.held {
 		if !want[p] {
 			release = append(release, p)
@@ -272,7 +282,7 @@ func (c *Claims) work() error {
 	return nil
 }
 
-func (c *Claims) path(p Partition) string { return c.cfg.Paths.Owners() + "/" + p.String() }
+func (c *Claims) path(p partitions.Partition) string { return c.cfg.Paths.Owners() + "/" + p.String() }
 
 // outcome is what one request sequence on one claim found. The sequences
 // run concurrently; only [Claims.apply], on the actor's goroutine, changes
@@ -295,7 +305,7 @@ const (
 
 // apply records the outcomes of ps and returns the first error, after
 // recording every success.
-func (c *Claims) apply(ps []Partition, results []outcome) error {
+func (c *Claims) apply(ps []partitions.Partition, results []outcome) error {
 	var first error
 	for i, p := range ps {
 		r := results[i]
@@ -328,14 +338,14 @@ func (c *Claims) apply(ps []Partition, results []outcome) error {
 
 // inParallel runs f on every partition with the requests pipelined (see
 // [inflight.Do]) and returns the outcomes in order.
-func inParallel(ps []Partition, f func(Partition) outcome) []outcome {
+func inParallel(ps []partitions.Partition, f func(partitions.Partition) outcome) []outcome {
 	results := make([]outcome, len(ps))
 	inflight.Do(len(ps), func(i int) { results[i] = f(ps[i]) })
 	return results
 }
 
 // check verifies, after a reconnection, that p's claim is still ours.
-func (c *Claims) check(conn session.Conn, p Partition, sid int64) outcome {
+func (c *Claims) check(conn session.Conn, p partitions.Partition, sid int64) outcome {
 	exists, stat, err := conn.Exists(c.path(p))
 	switch {
 	case err != nil:
@@ -349,7 +359,7 @@ func (c *Claims) check(conn session.Conn, p Partition, sid int64) outcome {
 
 // acquire tries to create p's claim; if another session holds it, it
 // arms a watch and reports p waiting.
-func (c *Claims) acquire(conn session.Conn, p Partition, sid int64) outcome {
+func (c *Claims) acquire(conn session.Conn, p partitions.Partition, sid int64) outcome {
 	path := c.path(p)
 	for attempt := 0; attempt < 5; attempt++ {
 		_, err := conn.Create(path, []byte(c.cfg.Member), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
@@ -384,7 +394,7 @@ func (c *Claims) acquire(conn session.Conn, p Partition, sid int64) outcome {
 }
 
 // release deletes p's claim if it is still the current session's.
-func (c *Claims) release(conn session.Conn, p Partition, sid int64) outcome {
+func (c *Claims) release(conn session.Conn, p partitions.Partition, sid int64) outcome {
 	r, version, ours := c.readToRelease(conn, p, sid)
 	if !ours {
 		return r
@@ -398,7 +408,7 @@ func (c *Claims) release(conn session.Conn, p Partition, sid int64) outcome {
 
 // readToRelease reads p's claim and reports whether it is session sid's,
 // to be deleted at the version returned; if not, the outcome is final.
-func (c *Claims) readToRelease(conn session.Conn, p Partition, sid int64) (r outcome, version int32, ours bool) {
+func (c *Claims) readToRelease(conn session.Conn, p partitions.Partition, sid int64) (r outcome, version int32, ours bool) {
 	_, stat, err := conn.Get(c.path(p))
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
@@ -420,19 +430,19 @@ func (c *Claims) ownedBefore(owner int64) bool {
 // report publishes what is held. Waiting counts only the wanted
 // partitions among those watched: a watch outlives a Desired that dropped
 // its partition, so that wanting it again needs no second watch.
-func (c *Claims) report(sid int64, want map[Partition]bool) {
+func (c *Claims) report(sid int64, want map[partitions.Partition]bool) {
 	waiting := 0
 	for p := range c.waiting {
 		if want[p] {
 			waiting++
 		}
 	}
-	held := make([]Partition, 0, len(c.held))
+	held := make([]partitions.Partition, 0, len(c.held))
 	for p := range c.held {
 		held = append(held, p)
 	}
 	partitions.Sort(held)
-	c.cfg.Held.Set(Held{
+	c.out.Set(Held{
 		SessionID:  sid,
 		Reconnects: c.st.Reconnects,
 		Seq:        c.desired.Seq,
