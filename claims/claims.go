@@ -78,7 +78,7 @@ type Claims struct {
 	held    map[partitions.Partition]struct{} // claims of session st.SessionID
 	unsure  map[partitions.Partition]struct{} // creates whose outcome is unknown, in this session or one before
 	verify  bool                              // held claims must be checked after a reconnection
-	waiting map[partitions.Partition]bool     // watched, held by another session
+	waiting map[partitions.Partition]bool     // watched, held by another session; kept when unwanted, so wanting it again needs no new watch
 	watches *zkwatch.Set
 	dirty   bool                            // something to do or to report
 	failing bool                            // the last attempt failed (some claims may keep failing)
@@ -271,7 +271,7 @@ func (c *Claims) work() error {
 	relErr := c.apply(release, c.releaseAll(conn, release, sid))
 	acqErr := c.apply(acquire, c.acquireAll(conn, acquire, sid))
 	if conn.SessionID() == sid {
-		c.report(sid, want)
+		c.report(sid)
 	}
 	c.armStuck() // the holders were recorded whatever else failed
 	if err := cmp.Or(relErr, acqErr); err != nil {
@@ -427,16 +427,8 @@ func (c *Claims) ownedBefore(owner int64) bool {
 	return ok && owner != 0
 }
 
-// report publishes what is held. Waiting counts only the wanted
-// partitions among those watched: a watch outlives a Desired that dropped
-// its partition, so that wanting it again needs no second watch.
-func (c *Claims) report(sid int64, want map[partitions.Partition]bool) {
-	waiting := 0
-	for p := range c.waiting {
-		if want[p] {
-			waiting++
-		}
-	}
+// report publishes what is held.
+func (c *Claims) report(sid int64) {
 	held := make([]partitions.Partition, 0, len(c.held))
 	for p := range c.held {
 		held = append(held, p)
@@ -447,6 +439,5 @@ func (c *Claims) report(sid int64, want map[partitions.Partition]bool) {
 		Reconnects: c.st.Reconnects,
 		Seq:        c.desired.Seq,
 		Held:       held,
-		Waiting:    waiting,
 	})
 }

@@ -79,12 +79,12 @@ func TestClaimsOneFailingClaimDoesNotHoldUpTheOthers(t *testing.T) {
 	// A create that keeps failing.
 	refused.Store(&t1)
 	d := a.want(t0, t1)
-	a.waitHeld(holds(d, []partitions.Partition{t0}, 0))
+	a.waitHeld(holds(d, []partitions.Partition{t0}))
 
 	// A release that keeps failing: t:2 is taken all the same, and t:0,
 	// whose release works, given up.
 	refused.Store(nil)
-	a.waitHeld(holds(a.want(t0, t1), []partitions.Partition{t0, t1}, 0))
+	a.waitHeld(holds(a.want(t0, t1), []partitions.Partition{t0, t1}))
 	refused.Store(&t1)
 	d = a.want(t2)
 	a.waitHeld("with t:2 taken and t:0 given up, t:1 still held", func(h claims.Held) bool {
@@ -95,7 +95,7 @@ func TestClaimsOneFailingClaimDoesNotHoldUpTheOthers(t *testing.T) {
 
 	// Once it can be, the stuck release goes through too.
 	refused.Store(&t3)
-	a.waitHeld(holds(d, []partitions.Partition{t2}, 0))
+	a.waitHeld(holds(d, []partitions.Partition{t2}))
 	waitClaimGone(t, obs.Conn, t1, claimWait)
 }
 
@@ -155,7 +155,7 @@ func TestClaimsReportStuckWhileAnotherClaimFails(t *testing.T) {
 		cfg.StuckAfter, cfg.Strategy = time.Minute, "balanced"
 	})
 	d := a.want(t0, t1, t2)
-	a.waitHeld(holds(d, []partitions.Partition{t2}, 1))
+	a.waitHeld(holds(d, []partitions.Partition{t2}))
 	ctx, cancel := context.WithTimeout(context.Background(), claimWait)
 	defer cancel()
 	if err := clock.WaitTimers(ctx, 2); err != nil {

@@ -106,10 +106,10 @@ func (c *claimer) waitHeld(what string, ok func(claims.Held) bool) claims.Held {
 }
 
 // holds is the condition "Held answers d, in d's session, with exactly
-// held and waiting".
-func holds(d claims.Desired, held []partitions.Partition, waiting int) (string, func(claims.Held) bool) {
-	return fmt.Sprintf("of %v with %d waiting for seq %d", held, waiting, d.Seq), func(h claims.Held) bool {
-		return h.Seq == d.Seq && h.SessionID == d.SessionID && slices.Equal(h.Held, held) && h.Waiting == waiting
+// held".
+func holds(d claims.Desired, held []partitions.Partition) (string, func(claims.Held) bool) {
+	return fmt.Sprintf("of %v for seq %d", held, d.Seq), func(h claims.Held) bool {
+		return h.Seq == d.Seq && h.SessionID == d.SessionID && slices.Equal(h.Held, held)
 	}
 }
 
@@ -235,10 +235,10 @@ func TestClaimsOneHoldsOtherWaitsThenTakesOver(t *testing.T) {
 	if len(ha.Held)+len(hb.Held) != 1 {
 		t.Fatalf("Held a %+v, b %+v; want exactly one to hold t:0", ha, hb)
 	}
-	if what, ok := holds(dh, t0, 0); !ok(holder.last) {
+	if what, ok := holds(dh, t0); !ok(holder.last) {
 		t.Errorf("holder %s: %+v, want Held %s", holder.name, holder.last, what)
 	}
-	if what, ok := holds(dw, nil, 1); !ok(waiter.last) {
+	if what, ok := holds(dw, nil); !ok(waiter.last) {
 		t.Errorf("waiter %s: %+v, want Held %s", waiter.name, waiter.last, what)
 	}
 	checkClaim(t, obs.Conn, t0[0], holder.st.SessionID, holder.name)
@@ -253,30 +253,35 @@ func TestClaimsOneHoldsOtherWaitsThenTakesOver(t *testing.T) {
 
 	// The holder no longer wants it: it deletes its node, the waiter's
 	// watch fires and the waiter claims it.
-	holder.waitHeld(holds(holder.want(), nil, 0))
-	waiter.waitHeld(holds(dw, t0, 0))
+	holder.waitHeld(holds(holder.want(), nil))
+	waiter.waitHeld(holds(dw, t0))
 	checkClaim(t, obs.Conn, t0[0], waiter.st.SessionID, waiter.name)
 	if n := waiter.requests.Load() - requests; n != 1 {
-		t.Errorf("the waiter sent %d requests between reporting Waiting and holding t:0, want 1 (the create after its watch fired)", n)
+		t.Errorf("the waiter sent %d requests between reporting t:0 not held and holding it, want 1 (the create after its watch fired)", n)
 	}
 }
 
-func TestClaimsWaitingCountsWantedOnly(t *testing.T) {
+// A watch outlives a Desired that dropped its partition, so that wanting
+// it again sends no request, and the claim is taken once its holder lets
+// it go.
+func TestClaimsWatchOutlivesUnwantedClaim(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers := []string{srv.Addr()}
 	a := startClaimer(t, servers, "a", 4*time.Second)
 	b := startClaimer(t, servers, "b", 4*time.Second)
-	a.waitHeld(holds(a.want(ps("t", 0, 1)...), ps("t", 0, 1), 0))
-	b.waitHeld(holds(b.want(ps("t", 0, 1, 2)...), ps("t", 2), 2))
-	// b no longer wants t:0, still held by a: it is no longer waiting for it.
-	b.waitHeld(holds(b.want(ps("t", 1, 2)...), ps("t", 2), 1))
-	// Wanted again, while its watch is still armed: waiting again.
-	b.waitHeld(holds(b.want(ps("t", 0, 1, 2)...), ps("t", 2), 2))
+	a.waitHeld(holds(a.want(ps("t", 0, 1)...), ps("t", 0, 1)))
+	b.waitHeld(holds(b.want(ps("t", 0, 1, 2)...), ps("t", 2)))
+	b.waitHeld(holds(b.want(ps("t", 1, 2)...), ps("t", 2)))
+	before := b.requests.Load()
+	b.waitHeld(holds(b.want(ps("t", 0, 1, 2)...), ps("t", 2)))
+	if n := b.requests.Load() - before; n != 0 {
+		t.Errorf("wanting t:0 again, still watched, sent %d requests, want 0", n)
+	}
 	d := b.want(ps("t", 0, 2)...)
-	b.waitHeld(holds(d, ps("t", 2), 1))
-	a.waitHeld(holds(a.want(), nil, 0))
-	b.waitHeld(holds(d, ps("t", 0, 2), 0))
+	b.waitHeld(holds(d, ps("t", 2)))
+	a.waitHeld(holds(a.want(), nil))
+	b.waitHeld(holds(d, ps("t", 0, 2)))
 }
 
 func TestClaimsTakeOverFromClosedSession(t *testing.T) {
@@ -287,14 +292,14 @@ func TestClaimsTakeOverFromClosedSession(t *testing.T) {
 	a := startClaimer(t, servers, "a", 4*time.Second)
 	b := startClaimer(t, servers, "b", 4*time.Second)
 	t0 := ps("t", 0)
-	a.waitHeld(holds(a.want(t0...), t0, 0))
+	a.waitHeld(holds(a.want(t0...), t0))
 	db := b.want(t0...)
-	b.waitHeld(holds(db, nil, 1))
+	b.waitHeld(holds(db, nil))
 
 	// a's session ends without a release: the server deletes its node.
 	a.stop()
 	start := time.Now()
-	b.waitHeld(holds(db, t0, 0))
+	b.waitHeld(holds(db, t0))
 	t.Logf("taken over %v after the holder's session closed", time.Since(start))
 	checkClaim(t, obs.Conn, t0[0], b.st.SessionID, "b")
 }
@@ -306,7 +311,7 @@ func TestClaimsReleaseLeavesAnotherSessionsNode(t *testing.T) {
 	obs := observe(t, servers)
 	a := startClaimer(t, servers, "a", 4*time.Second)
 	t0 := ps("t", 0)
-	a.waitHeld(holds(a.want(t0...), t0, 0))
+	a.waitHeld(holds(a.want(t0...), t0))
 
 	// Behind a's back its claim vanishes and another session claims it.
 	if err := obs.Conn.Delete(claimPath(t0[0]), -1); err != nil {
@@ -315,7 +320,7 @@ func TestClaimsReleaseLeavesAnotherSessionsNode(t *testing.T) {
 	if _, err := obs.Conn.Create(claimPath(t0[0]), []byte("other"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
-	a.waitHeld(holds(a.want(), nil, 0))
+	a.waitHeld(holds(a.want(), nil))
 	checkClaim(t, obs.Conn, t0[0], obs.SessionID, "other")
 }
 
@@ -327,7 +332,7 @@ func TestClaimsVerifiedAfterReconnect(t *testing.T) {
 	a := startClaimer(t, proxy.Addrs(), "a", 4*time.Second)
 	want := ps("t", 0, 1)
 	d := a.want(want...)
-	a.waitHeld(holds(d, want, 0))
+	a.waitHeld(holds(d, want))
 	kept := checkClaim(t, obs.Conn, want[0], a.st.SessionID, "a")
 	// One claim vanishes behind a's back; a only learns of it by checking
 	// its claims after the reconnection.
@@ -360,7 +365,7 @@ func TestClaimsRecreatedAfterExpiry(t *testing.T) {
 	const timeout = 2 * time.Second
 	a := startClaimer(t, proxy.Addrs(), "a", timeout)
 	t0 := ps("t", 0)
-	a.waitHeld(holds(a.want(t0...), t0, 0))
+	a.waitHeld(holds(a.want(t0...), t0))
 	old := a.st.SessionID
 
 	// Cut a off until the server expires its session and deletes its claim.
@@ -374,7 +379,7 @@ func TestClaimsRecreatedAfterExpiry(t *testing.T) {
 	a.waitHeld("empty in the new session", func(h claims.Held) bool {
 		return h.SessionID == st.SessionID && len(h.Held) == 0
 	})
-	a.waitHeld(holds(a.want(t0...), t0, 0))
+	a.waitHeld(holds(a.want(t0...), t0))
 	checkClaim(t, obs.Conn, t0[0], st.SessionID, "a")
 }
 
@@ -386,8 +391,8 @@ func TestClaimsIgnoreDesiredOfAnotherSession(t *testing.T) {
 	d := claims.Desired{SessionID: a.st.SessionID + 1, Reconnects: a.st.Reconnects, Seq: 1, Want: ps("t", 0)}
 	a.desired.Set(d)
 	a.waitHeld("answering a Desired of another session", func(h claims.Held) bool { return h.Seq == d.Seq })
-	if a.last.SessionID != a.st.SessionID || len(a.last.Held) != 0 || a.last.Waiting != 0 {
-		t.Errorf("Held %+v; want nothing held or waited for in session %#x", a.last, a.st.SessionID)
+	if a.last.SessionID != a.st.SessionID || len(a.last.Held) != 0 {
+		t.Errorf("Held %+v; want nothing held in session %#x", a.last, a.st.SessionID)
 	}
 	_, _, err := obs.Conn.Get(claimPath(ps("t", 0)[0]))
 	if !errors.Is(err, zk.ErrNoNode) {
@@ -405,7 +410,7 @@ func TestClaimsReleasedAfterLostSessionResumes(t *testing.T) {
 	proxy := zktest.StartProxy(t, srv.Addr())
 	obs := observe(t, []string{srv.Addr()})
 	a := startClaimer(t, proxy.Addrs(), "a", timeout)
-	a.waitHeld(holds(a.want(ps("t", 0, 1)...), ps("t", 0, 1), 0))
+	a.waitHeld(holds(a.want(ps("t", 0, 1)...), ps("t", 0, 1)))
 	sid, before := a.st.SessionID, a.st.Reconnects
 
 	proxy.Blackhole(true)
@@ -515,7 +520,7 @@ func TestClaimsUnknownCreateReleasedWhenNoLongerWanted(t *testing.T) {
 	// what became of its create; then the connection works again.
 	d := a.want(t0...)
 	lose.Store(false)
-	a.waitHeld(holds(d, t0, 0))
+	a.waitHeld(holds(d, t0))
 	waitClaimGone(t, obs.Conn, t1[0], claimWait)
 }
 
@@ -538,7 +543,7 @@ func TestClaimsCreatedInBatches(t *testing.T) {
 	a := startClaimer(t, servers, "a", 4*time.Second)
 	a.waitSession("up", func(st session.State) bool { return st.Status == session.Up })
 	before := a.requests.Load()
-	a.waitHeld(holds(a.want(want...), want, 0))
+	a.waitHeld(holds(a.want(want...), want))
 	// Three batches that find no owners node, the node and its parents
 	// created one level at a time, the three batches again.
 	if n := a.requests.Load() - before; n > 16 {
@@ -556,7 +561,7 @@ func TestClaimsCreatedInBatches(t *testing.T) {
 	b.waitSession("up", func(st session.State) bool { return st.Status == session.Up })
 	before = b.requests.Load()
 	db := b.want(want...)
-	b.waitHeld(holds(db, nil, len(want)))
+	b.waitHeld(holds(db, nil))
 	if n, most := b.requests.Load()-before, int64(3+len(want)); n > most {
 		t.Errorf("waiting for %d claims of another session took %d requests, want at most %d (a failed batch of each hundred, then a watch each)", len(want), n, most)
 	}
@@ -564,11 +569,11 @@ func TestClaimsCreatedInBatches(t *testing.T) {
 	// The watches fire about a hundred at a time, and b claims what has
 	// fired in batches, not one attempt per watch.
 	before, waited := a.requests.Load(), b.requests.Load()
-	a.waitHeld(holds(a.want(), nil, 0))
+	a.waitHeld(holds(a.want(), nil))
 	if n, most := a.requests.Load()-before, int64(len(want)+3); n > most {
 		t.Errorf("releasing %d claims took %d requests, want at most %d (a read each, a batch of deletes for each hundred)", len(want), n, most)
 	}
-	b.waitHeld(holds(db, want, 0))
+	b.waitHeld(holds(db, want))
 	t.Logf("b took them over in %d requests", b.requests.Load()-waited)
 	if n, most := b.requests.Load()-waited, int64(len(want)/4); n > most {
 		t.Errorf("taking over %d released claims took %d requests, want at most %d (a batch of creates per burst of watches)", len(want), n, most)
@@ -588,13 +593,13 @@ func TestClaimsReleaseOfVanishedClaims(t *testing.T) {
 	obs := observe(t, []string{srv.Addr()})
 	a := startClaimer(t, []string{srv.Addr()}, "a", 4*time.Second)
 	both := ps("t", 0, 1)
-	a.waitHeld(holds(a.want(both...), both, 0))
+	a.waitHeld(holds(a.want(both...), both))
 	for _, p := range both {
 		if err := obs.Conn.Delete(claimPath(p), -1); err != nil {
 			t.Fatal(err)
 		}
 	}
-	a.waitHeld(holds(a.want(), nil, 0))
+	a.waitHeld(holds(a.want(), nil))
 	a.stop() // reports a crashed actor
 }
 
@@ -630,7 +635,7 @@ func TestClaimsReportClaimsHeldTooLong(t *testing.T) {
 		cfg.StuckAfter, cfg.Strategy = time.Minute, "balanced"
 	})
 	d := a.want(ps("t", 0, 1, 2, 3)...)
-	a.waitHeld(holds(d, ps("t", 3), 3))
+	a.waitHeld(holds(d, ps("t", 3)))
 	ctx, cancel := context.WithTimeout(context.Background(), claimWait)
 	defer cancel()
 	if err := clock.WaitTimers(ctx, 1); err != nil {
@@ -640,7 +645,7 @@ func TestClaimsReportClaimsHeldTooLong(t *testing.T) {
 	if err := other.Conn.Delete(claimPath(ps("t", 1)[0]), -1); err != nil { // handed over in time
 		t.Fatal(err)
 	}
-	a.waitHeld(holds(d, ps("t", 1, 3), 2))
+	a.waitHeld(holds(d, ps("t", 1, 3)))
 	clock.Advance(time.Second)
 
 	byHolder := map[string]actortest.Record{}

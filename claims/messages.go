@@ -24,5 +24,4 @@ type Held struct {
 	Reconnects uint64
 	Seq        uint64                 // the Desired.Seq this answers
 	Held       []partitions.Partition // sorted
-	Waiting    int                    // wanted partitions whose claim another member still holds
 }
