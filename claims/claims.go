@@ -72,18 +72,18 @@ type Claims struct {
 	out *actor.Latest[Held]
 
 	// Owned by Run.
-	st      session.State
-	own     map[int64]struct{} // every session this actor has had
-	desired Desired
-	held    map[partitions.Partition]struct{} // claims of session st.SessionID
-	unsure  map[partitions.Partition]struct{} // creates whose outcome is unknown, in this session or one before
-	verify  bool                              // held claims must be checked after a reconnection
-	waiting map[partitions.Partition]bool     // watched, held by another session; kept when unwanted, so wanting it again needs no new watch
-	watches *zkwatch.Set
-	dirty   bool                            // something to do or to report
-	failing bool                            // the last attempt failed (some claims may keep failing)
-	holders map[partitions.Partition]holder // wanted claims found held by another session
-	stuck   actor.Timer                     // fires when the oldest unreported holder is StuckAfter old
+	st       session.State
+	sessions map[int64]struct{} // every session this actor has had
+	desired  Desired
+	ours     map[partitions.Partition]struct{} // claims held by session st.SessionID
+	unsure   map[partitions.Partition]struct{} // creates whose outcome is unknown, in this session or one before
+	verify   bool                              // held claims must be checked after a reconnection
+	waiting  map[partitions.Partition]bool     // watched, held by another session; kept when unwanted, so wanting it again needs no new watch
+	watches  *zkwatch.Set
+	dirty    bool                            // something to do or to report
+	failing  bool                            // the last attempt failed (some claims may keep failing)
+	holders  map[partitions.Partition]holder // wanted claims found held by another session
+	stuck    actor.Timer                     // fires when the oldest unreported holder is StuckAfter old
 }
 
 // holder is another session's claim on a partition this member wants.
@@ -102,16 +102,16 @@ func New(cfg Config) *Claims {
 		cfg.Clock = actor.RealClock()
 	}
 	return &Claims{
-		cfg:     cfg,
-		in:      actor.NewLatest[Desired](),
-		out:     actor.NewLatest[Held](),
-		own:     make(map[int64]struct{}),
-		held:    make(map[partitions.Partition]struct{}),
-		unsure:  make(map[partitions.Partition]struct{}),
-		waiting: make(map[partitions.Partition]bool),
-		watches: zkwatch.New(),
-		holders: make(map[partitions.Partition]holder),
-		stuck:   actor.StoppedTimer(cfg.Clock),
+		cfg:      cfg,
+		in:       actor.NewLatest[Desired](),
+		out:      actor.NewLatest[Held](),
+		sessions: make(map[int64]struct{}),
+		ours:     make(map[partitions.Partition]struct{}),
+		unsure:   make(map[partitions.Partition]struct{}),
+		waiting:  make(map[partitions.Partition]bool),
+		watches:  zkwatch.New(),
+		holders:  make(map[partitions.Partition]holder),
+		stuck:    actor.StoppedTimer(cfg.Clock),
 	}
 }
 
@@ -191,23 +191,23 @@ func (c *Claims) onSession(st session.State) {
 	c.st = st
 	switch st.Status {
 	case session.Up:
-		c.own[st.SessionID] = struct{}{}
+		c.sessions[st.SessionID] = struct{}{}
 		if st.SessionID != prev.SessionID {
-			clear(c.held) // the old session's claims are gone with it
+			clear(c.ours) // the old session's claims are gone with it
 			// Keep c.unsure, though the session layer fences off what
 			// the client still held of the old session: should a create
 			// of the old session ever run in this one, the next attempt
 			// releases it if unwanted, at the cost of one read if not.
 		}
 		if st.Reconnects != prev.Reconnects {
-			c.verify = len(c.held) > 0
+			c.verify = len(c.ours) > 0
 			c.watches.Reset() // watches may not have survived; re-arm on the next attempt
 			clear(c.waiting)
 			c.failing = false // what failed says nothing of this connection
 		}
 		c.dirty = true
 	case session.Lost:
-		// Keep c.held: Lost may be our own lease running out while the
+		// Keep c.ours: Lost may be our own lease running out while the
 		// server still holds the session, which can then resume with its
 		// claims. The next Up clears them if the session is new, or
 		// verifies them if it resumed, so that those no longer wanted are
@@ -226,9 +226,9 @@ func (c *Claims) work() error {
 		return fmt.Errorf("session changed to %#x; waiting for its state", sid)
 	}
 	if c.verify {
-		held := slices.Collect(maps.Keys(c.held))
-		results := inParallel(held, func(p partitions.Partition) outcome { return c.check(conn, p, sid) })
-		if err := c.apply(held, results); err != nil {
+		mine := slices.Collect(maps.Keys(c.ours))
+		results := inParallel(mine, func(p partitions.Partition) outcome { return c.check(conn, p, sid) })
+		if err := c.apply(mine, results); err != nil {
 			return err
 		}
 		c.verify = false
@@ -243,18 +243,18 @@ func (c *Claims) work() error {
 	// session: if it is no longer wanted, release it too, or it would
 	// stay with the session and its next owner would wait for ever.
 	var release, acquire []partitions.Partition
-	for p := range c.held {
+	for p := range c.ours {
 		if !want[p] {
 			release = append(release, p)
 		}
 	}
 	for p := range c.unsure {
-		if _, held := c.held[p]; !held && !want[p] {
+		if _, ok := c.ours[p]; !ok && !want[p] {
 			release = append(release, p)
 		}
 	}
 	for _, p := range c.desired.Want {
-		if _, held := c.held[p]; want[p] && !held && !c.waiting[p] {
+		if _, ok := c.ours[p]; want[p] && !ok && !c.waiting[p] {
 			acquire = append(acquire, p)
 		}
 	}
@@ -298,9 +298,9 @@ type outcome struct {
 type claimState int
 
 const (
-	notHeld claimState = iota
-	held
-	waiting
+	stateNotHeld claimState = iota // not this session's
+	stateHeld                      // this session's
+	stateWaiting                   // another session's, watched
 )
 
 // apply records the outcomes of ps and returns the first error, after
@@ -318,18 +318,18 @@ func (c *Claims) apply(ps []partitions.Partition, results []outcome) error {
 		}
 		delete(c.unsure, p)
 		switch r.state {
-		case held:
-			c.held[p] = struct{}{}
+		case stateHeld:
+			c.ours[p] = struct{}{}
 			delete(c.holders, p)
-		case waiting:
-			delete(c.held, p)
+		case stateWaiting:
+			delete(c.ours, p)
 			c.waiting[p] = true
 			c.watches.Add(p.String(), r.watch)
 			if h, ok := c.holders[p]; !ok || h.session != r.holder {
 				c.holders[p] = holder{session: r.holder, since: c.cfg.Clock.Now()}
 			}
 		default:
-			delete(c.held, p)
+			delete(c.ours, p)
 			delete(c.holders, p)
 		}
 	}
@@ -352,9 +352,9 @@ func (c *Claims) check(conn session.Conn, p partitions.Partition, sid int64) out
 		return outcome{err: fmt.Errorf("verify claim %s: %w", p, err)}
 	case !exists || stat.EphemeralOwner != sid:
 		c.cfg.Logger.Warn("zkalloc: claim lost while disconnected", "partition", p.String())
-		return outcome{state: notHeld}
+		return outcome{state: stateNotHeld}
 	}
-	return outcome{state: held}
+	return outcome{state: stateHeld}
 }
 
 // acquire tries to create p's claim; if another session holds it, it
@@ -368,7 +368,7 @@ func (c *Claims) acquire(conn session.Conn, p partitions.Partition, sid int64) o
 			return outcome{err: errSessionMoved(sid, "claim "+p.String()), unsure: true}
 		case err == nil:
 			c.cfg.Logger.Debug("zkalloc: claimed", "partition", p.String())
-			return outcome{state: held}
+			return outcome{state: stateHeld}
 		case errors.Is(err, zk.ErrNoNode):
 			if err := zkpath.Ensure(conn, c.cfg.Paths.Owners()); err != nil {
 				return outcome{err: fmt.Errorf("create %s: %w", c.cfg.Paths.Owners(), err)}
@@ -400,10 +400,10 @@ func (c *Claims) release(conn session.Conn, p partitions.Partition, sid int64) o
 		return r
 	}
 	if err := conn.Delete(c.path(p), version); err != nil && !errors.Is(err, zk.ErrNoNode) {
-		return outcome{state: held, err: fmt.Errorf("release claim %s: %w", p, err)}
+		return outcome{state: stateHeld, err: fmt.Errorf("release claim %s: %w", p, err)}
 	}
 	c.cfg.Logger.Debug("zkalloc: released", "partition", p.String())
-	return outcome{state: notHeld}
+	return outcome{state: stateNotHeld}
 }
 
 // readToRelease reads p's claim and reports whether it is session sid's,
@@ -413,31 +413,31 @@ func (c *Claims) readToRelease(conn session.Conn, p partitions.Partition, sid in
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 	case err != nil:
-		return outcome{state: held, err: fmt.Errorf("read claim %s: %w", p, err)}, 0, false
+		return outcome{state: stateHeld, err: fmt.Errorf("read claim %s: %w", p, err)}, 0, false
 	case stat.EphemeralOwner != sid:
 		c.cfg.Logger.Warn("zkalloc: claim to release belongs to another session; leaving it", "partition", p.String())
 	default:
 		return outcome{}, stat.Version, true
 	}
-	return outcome{state: notHeld}, 0, false
+	return outcome{state: stateNotHeld}, 0, false
 }
 
 func (c *Claims) ownedBefore(owner int64) bool {
-	_, ok := c.own[owner]
+	_, ok := c.sessions[owner]
 	return ok && owner != 0
 }
 
 // report publishes what is held.
 func (c *Claims) report(sid int64) {
-	held := make([]partitions.Partition, 0, len(c.held))
-	for p := range c.held {
-		held = append(held, p)
+	list := make([]partitions.Partition, 0, len(c.ours))
+	for p := range c.ours {
+		list = append(list, p)
 	}
-	partitions.Sort(held)
+	partitions.Sort(list)
 	c.out.Set(Held{
 		SessionID:  sid,
 		Reconnects: c.st.Reconnects,
 		Seq:        c.desired.Seq,
-		Held:       held,
+		Held:       list,
 	})
 }

@@ -97,7 +97,7 @@ func (c *Claims) createAll(conn session.Conn, ps []partitions.Partition, idx []i
 			ops = append(ops, &zk.CreateRequest{Path: path, Data: data, Acl: acl, Flags: zk.FlagEphemeral})
 		}
 		res, err := conn.Multi(ops...)
-		st, r := batchDone, outcome{state: held}
+		st, r := batchDone, outcome{state: stateHeld}
 		switch {
 		case errors.Is(err, zk.ErrNoNode) && len(res) == len(ops):
 			st = batchNoParent // no claim can exist without the parent
@@ -144,12 +144,12 @@ func (c *Claims) look(conn session.Conn, p partitions.Partition, sid int64) (out
 	case !exists:
 		return outcome{}, foundFree, nil
 	case stat.EphemeralOwner == sid:
-		return outcome{state: held}, foundFinal, stat
+		return outcome{state: stateHeld}, foundFinal, stat
 	case c.ownedBefore(stat.EphemeralOwner):
 		return outcome{}, foundStale, stat
 	}
 	c.cfg.Logger.Debug("zkalloc: waiting for claim", "partition", p.String(), "owner", fmt.Sprintf("%#x", stat.EphemeralOwner))
-	return outcome{state: waiting, watch: watch, holder: stat.EphemeralOwner}, foundFinal, stat
+	return outcome{state: stateWaiting, watch: watch, holder: stat.EphemeralOwner}, foundFinal, stat
 }
 
 // claimFound is what [Claims.look] found.
@@ -208,7 +208,7 @@ func (c *Claims) releaseAll(conn session.Conn, ps []partitions.Partition, sid in
 		done[b] = true
 		c.cfg.Logger.Debug("zkalloc: released a batch", "first", paths[bounds[b]], "claims", len(ops))
 		for _, i := range del[bounds[b]:bounds[b+1]] {
-			results[i] = outcome{state: notHeld}
+			results[i] = outcome{state: stateNotHeld}
 		}
 	})
 	var rest []int

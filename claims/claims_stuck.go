@@ -92,12 +92,12 @@ func (c *Claims) reportStuck() {
 
 // logStuck reads who holds ps's claims (the claim's data is its owner's
 // member name) and that member's node, and logs what it found.
-func (c *Claims) logStuck(sess int64, ps []partitions.Partition, held time.Duration) {
+func (c *Claims) logStuck(sess int64, ps []partitions.Partition, heldFor time.Duration) {
 	conn := c.st.Conn
 	attrs := []any{
 		"claims", len(ps),
 		"first", ps[0].String(),
-		"held_for", held.Round(time.Second).String(),
+		"held_for", heldFor.Round(time.Second).String(),
 		"holder_session", fmt.Sprintf("%#x", sess),
 		"strategy", c.cfg.Strategy,
 		"version", membership.Version(),
