@@ -229,7 +229,7 @@ func (c *Claims) work() error {
 		mine := slices.Collect(maps.Keys(c.ours))
 		results := inParallel(mine, func(p partitions.Partition) outcome { return c.check(conn, p, sid) })
 		if err := c.apply(mine, results); err != nil {
-			return err
+			return c.failed(err)
 		}
 		c.verify = false
 	}
@@ -273,13 +273,20 @@ func (c *Claims) work() error {
 	if conn.SessionID() == sid {
 		c.report(sid)
 	}
-	c.armStuck() // the holders were recorded whatever else failed
 	if err := cmp.Or(relErr, acqErr); err != nil {
-		c.failing = true
-		return err
+		return c.failed(err)
 	}
+	c.armStuck()
 	c.dirty, c.failing = false, false
 	return nil
+}
+
+// failed marks the attempt failed and arms the stuck report on the
+// holders recorded: an attempt that keeps failing must not silence it.
+func (c *Claims) failed(err error) error {
+	c.failing = true
+	c.armStuck()
+	return err
 }
 
 func (c *Claims) path(p partitions.Partition) string { return c.cfg.Paths.Owners() + "/" + p.String() }

@@ -173,3 +173,76 @@ func TestClaimsReportStuckWhileAnotherClaimFails(t *testing.T) {
 		break
 	}
 }
+
+// existsFailingConn fails every Exists, the read that verifies a claim
+// after a reconnection, while fail is set.
+type existsFailingConn struct {
+	session.Conn
+	fail *atomic.Bool
+}
+
+func (c existsFailingConn) Exists(p string) (bool, *zk.Stat, error) {
+	if c.fail.Load() {
+		return false, nil, zk.ErrConnectionClosed
+	}
+	return c.Conn.Exists(p)
+}
+
+// Claims that cannot be verified after a reconnection do not silence the
+// report of claims held too long by another member. (Before, a failed
+// check returned before the attempt armed the report and marked itself
+// failing, so the report waited for an attempt that never succeeded.)
+func TestClaimsReportStuckWhileTheCheckFails(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	proxy := zktest.StartProxy(t, srv.Addr())
+	other := observe(t, []string{srv.Addr()})
+	for _, p := range []string{claimPaths.Members(), claimPaths.Owners()} {
+		if err := zkpath.Ensure(other.Conn, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t0, t1 := ps("t", 0)[0], ps("t", 1)[0]
+	for path, data := range map[string]string{
+		claimPaths.Member("other"): `{"strategy":"range","version":"zkalloc/1"}`,
+		claimPath(t0):              "other",
+	} {
+		if _, err := other.Conn.Create(path, []byte(data), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var fail atomic.Bool
+	clock := actor.NewFakeClock(time.Now())
+	logs := actortest.NewLogs()
+	a := startClaimerWith(t, proxy.Addrs(), "a", 4*time.Second, func(conn session.Conn) session.Conn {
+		return existsFailingConn{Conn: conn, fail: &fail}
+	}, func(cfg *claims.Config) {
+		cfg.Clock, cfg.Logger = clock, slog.New(logs)
+		cfg.StuckAfter, cfg.Strategy = time.Minute, "balanced"
+	})
+	a.waitHeld(holds(a.want(t0, t1), []partitions.Partition{t1}))
+	ctx, cancel := context.WithTimeout(context.Background(), claimWait)
+	defer cancel()
+	if err := clock.WaitTimers(ctx, 1); err != nil {
+		t.Fatal("the stuck timer was never armed")
+	}
+
+	fail.Store(true)
+	before := a.st.Reconnects
+	proxy.Reset()
+	a.waitSession("up again", func(st session.State) bool { return st.Status == session.Up && st.Reconnects > before })
+	if err := clock.WaitTimers(ctx, 2); err != nil {
+		t.Fatal("the retry of the failed check and the stuck timer were never both armed")
+	}
+	clock.Advance(time.Minute)
+	for {
+		r := logs.Next(t, claimWait)
+		if r.Attrs["holder"] == "" {
+			continue // the failing check's retries
+		}
+		if r.Level != slog.LevelError || r.Attrs["first"] != "t:0" || r.Attrs["holder"] != "other" {
+			t.Errorf("report on other's claim: %+v", r)
+		}
+		break
+	}
+}
