@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/claims"
@@ -61,10 +60,6 @@ type Allocator struct {
 	err     error              // why the actors stopped; read after done
 }
 
-// stuckMargin is added to the longest a hand-off can take before a member
-// logs who holds the claims it waits for (see Config.Strategy).
-const stuckMargin = 10 * time.Second
-
 // New validates cfg and returns an allocator. It does no I/O and starts
 // no goroutine. A bad config is an error wrapping [ErrInvalidConfig] that
 // names the field.
@@ -89,14 +84,13 @@ func New(cfg Config) (*Allocator, error) {
 		return nil, fmt.Errorf("%w: Partitions: %w", ErrInvalidConfig, err)
 	}
 	owners := claims.New(claims.Config{
-		Paths:   paths,
-		Member:  cfg.Member,
-		Session: sess.Subscribe(),
-		Logger:  log,
-		// The longest a hand-off between members that agree can take: the
-		// holder debounces, its consumer acks, or its session expires.
-		StuckAfter: 5*cfg.Settle + cfg.ReleaseTimeout + cfg.SessionTimeout + stuckMargin,
-		Strategy:   cfg.Strategy.Name(),
+		Paths:          paths,
+		Member:         cfg.Member,
+		Session:        sess.Subscribe(),
+		Logger:         log,
+		Settle:         cfg.Settle,
+		ReleaseTimeout: cfg.ReleaseTimeout,
+		Strategy:       cfg.Strategy.Name(),
 	})
 	reb := rebalance.New(rebalance.Config{
 		Member:         cfg.Member,

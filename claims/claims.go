@@ -30,10 +30,14 @@ type Config struct {
 	Logger  *slog.Logger
 	Clock   actor.Clock
 
-	// StuckAfter, if positive, is how long a wanted claim may stay with
-	// another member before the actor logs who holds it (see reportStuck):
-	// longer than any hand-off between members that agree on the
-	// assignment takes.
+	// Settle and ReleaseTimeout are the member's (see rebalance.Config):
+	// with the session timeout they bound how long a hand-off between
+	// members that agree on the assignment takes. A wanted claim that
+	// another member keeps longer is logged with who holds it (see
+	// reportStuck).
+	Settle         time.Duration
+	ReleaseTimeout time.Duration
+	// StuckAfter, if positive, replaces that bound; for tests.
 	StuckAfter time.Duration
 	// Strategy is the name of this member's strategy, to compare with the
 	// holder's in that log.
@@ -62,8 +66,8 @@ type Config struct {
 // watch that has fired by the next attempt is taken before it, so that
 // claims released in a batch are claimed again in one.
 //
-// A wanted claim that another session keeps for longer than StuckAfter
-// is logged, once for each holding session, with who holds it (see
+// A wanted claim that another session keeps for longer than a hand-off
+// can take (see stuckAfter) is logged, once for each holding session, with who holds it (see
 // reportStuck): members that agree on the assignment never take that
 // long, so the members of the group disagree.
 type Claims struct {
@@ -83,7 +87,7 @@ type Claims struct {
 	dirty    bool                            // something to do or to report
 	failing  bool                            // the last attempt failed (some claims may keep failing)
 	holders  map[partitions.Partition]holder // wanted claims found held by another session
-	stuck    actor.Timer                     // fires when the oldest unreported holder is StuckAfter old
+	stuck    actor.Timer                     // fires when the oldest unreported holder is stuckAfter old
 }
 
 // holder is another session's claim on a partition this member wants.

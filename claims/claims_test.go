@@ -669,3 +669,42 @@ func TestClaimsReportClaimsHeldTooLong(t *testing.T) {
 		t.Errorf("%d reports, want 2: each holder is reported once", n)
 	}
 }
+
+// A claim is reported once it is held for longer than a hand-off can
+// take, counted with the session timeout the server granted: the one
+// asked for may be far longer, and a member that disagrees would go
+// unreported for that long.
+func TestClaimsStuckAfterTheGrantedTimeout(t *testing.T) {
+	t.Parallel()
+	const granted, asked = 4 * time.Second, 20 * time.Second
+	srv := zktest.Standalone(t, zktest.Options{MaxSessionTimeout: granted})
+	servers := []string{srv.Addr()}
+	ghost := observe(t, servers)
+	if err := zkpath.Ensure(ghost.Conn, claimPaths.Owners()); err != nil {
+		t.Fatal(err)
+	}
+	t0 := ps("t", 0)
+	if _, err := ghost.Conn.Create(claimPath(t0[0]), []byte("ghost"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	clock := actor.NewFakeClock(time.Now())
+	logs := actortest.NewLogs()
+	a := startClaimerWith(t, servers, "a", asked, nil, func(cfg *claims.Config) {
+		cfg.Clock, cfg.Logger = clock, slog.New(logs)
+		cfg.Settle, cfg.ReleaseTimeout = time.Second, 5*time.Second
+	})
+	if a.st.Timeout != granted {
+		t.Fatalf("session timeout %v granted, want %v", a.st.Timeout, granted)
+	}
+	a.waitHeld(holds(a.want(t0...), nil))
+	ctx, cancel := context.WithTimeout(context.Background(), claimWait)
+	defer cancel()
+	if err := clock.WaitTimers(ctx, 1); err != nil {
+		t.Fatal("the stuck timer was never armed")
+	}
+	clock.Advance(5*time.Second + 5*time.Second + granted + 10*time.Second)
+	r := logs.Next(t, claimWait)
+	if r.Attrs["holder"] != "ghost" || r.Attrs["held_for"] != "24s" {
+		t.Errorf("report: %+v, want ghost's claim held for 24s", r)
+	}
+}
