@@ -14,7 +14,7 @@ import (
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/inflight"
-	"github.com/zkalloc/zkalloc/internal/retry"
+	"github.com/zkalloc/zkalloc/internal/ioloop"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zkwatch"
 	"github.com/zkalloc/zkalloc/partitions"
@@ -76,7 +76,7 @@ type Claims struct {
 	out *actor.Latest[Held]
 
 	// Owned by Run.
-	st       session.State
+	loop     *ioloop.Loop       // the session state and the retries
 	sessions map[int64]struct{} // every session this actor has had
 	desired  Desired
 	ours     map[partitions.Partition]struct{} // claims held by session st.SessionID
@@ -116,6 +116,7 @@ func New(cfg Config) *Claims {
 		watches:  zkwatch.New(),
 		holders:  make(map[partitions.Partition]holder),
 		stuck:    actor.StoppedTimer(cfg.Clock),
+		loop:     ioloop.New(ioloop.Config{Session: cfg.Session, Clock: cfg.Clock, Logger: cfg.Logger, What: "claim update"}),
 	}
 }
 
@@ -132,23 +133,19 @@ func (c *Claims) Held() *actor.Latest[Held] { return c.out }
 func (c *Claims) Run(ctx context.Context) error {
 	defer c.watches.Close()
 	defer c.stuck.Stop()
-	pace := retry.NewPacer(c.cfg.Clock)
-	defer pace.Stop()
+	defer c.loop.Stop()
 	for {
-		if c.dirty && c.st.Status == session.Up {
-			if stop, _ := pace.Attempt(ctx, c.cfg.Logger, "claim update", c.work, nil); stop {
-				return nil // shutting down
+		if c.dirty {
+			if stop, err := c.loop.Attempt(ctx, c.work); stop {
+				return err
 			}
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-c.cfg.Session.Changed():
-			if st, ok := c.cfg.Session.Take(); ok {
-				if st.NewConnection(c.st) {
-					pace.Reset() // a failure in the previous connection says nothing of this one
-				}
-				c.onSession(st)
+		case <-c.loop.Changed():
+			if fresh, ok := c.loop.Take(); ok {
+				c.onSession(fresh)
 			}
 		case <-c.in.Changed():
 			if d, ok := c.in.Take(); ok {
@@ -158,8 +155,8 @@ func (c *Claims) Run(ctx context.Context) error {
 		case f := <-c.watches.C():
 			c.fired(f)
 			c.drainFired()
-		case <-pace.C():
-			pace.Fired()
+		case <-c.loop.C():
+			c.loop.Fired()
 		case <-c.stuck.C():
 			c.reportStuck()
 		}
@@ -190,20 +187,21 @@ func (c *Claims) drainFired() {
 	}
 }
 
-func (c *Claims) onSession(st session.State) {
-	prev := c.st
-	c.st = st
+// onSession follows the session state just taken; fresh says it is Up on
+// a new connection.
+func (c *Claims) onSession(fresh bool) {
+	st := c.loop.State()
 	switch st.Status {
 	case session.Up:
-		c.sessions[st.SessionID] = struct{}{}
-		if st.SessionID != prev.SessionID {
-			clear(c.ours) // the old session's claims are gone with it
+		if _, seen := c.sessions[st.SessionID]; !seen {
+			c.sessions[st.SessionID] = struct{}{}
+			clear(c.ours) // a new session: the old one's claims are gone with it
 			// Keep c.unsure, though the session layer fences off what
 			// the client still held of the old session: should a create
 			// of the old session ever run in this one, the next attempt
 			// releases it if unwanted, at the cost of one read if not.
 		}
-		if st.Reconnects != prev.Reconnects {
+		if fresh {
 			c.verify = len(c.ours) > 0
 			c.watches.Reset() // watches may not have survived; re-arm on the next attempt
 			clear(c.waiting)
@@ -224,9 +222,9 @@ func (c *Claims) onSession(st session.State) {
 // work brings the claims in line with the desired set in the current
 // session and reports what is held.
 func (c *Claims) work() error {
-	conn := c.st.Conn
+	conn := c.loop.State().Conn
 	sid := conn.SessionID()
-	if sid != c.st.SessionID {
+	if sid != c.loop.State().SessionID {
 		return fmt.Errorf("session changed to %#x; waiting for its state", sid)
 	}
 	if c.verify {
@@ -447,7 +445,7 @@ func (c *Claims) report(sid int64) {
 	partitions.Sort(list)
 	c.out.Set(Held{
 		SessionID:  sid,
-		Reconnects: c.st.Reconnects,
+		Reconnects: c.loop.State().Reconnects,
 		Seq:        c.desired.Seq,
 		Held:       list,
 	})

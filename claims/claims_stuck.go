@@ -30,7 +30,7 @@ func (c *Claims) stuckAfter() time.Duration {
 	if c.cfg.StuckAfter > 0 {
 		return c.cfg.StuckAfter
 	}
-	return 5*c.cfg.Settle + c.cfg.ReleaseTimeout + c.st.Timeout + stuckMargin
+	return 5*c.cfg.Settle + c.cfg.ReleaseTimeout + c.loop.State().Timeout + stuckMargin
 }
 
 // armStuck sets the stuck timer to fire when the oldest holder not yet
@@ -66,7 +66,8 @@ func (c *Claims) armStuck() {
 // from its member node, its strategy and version: an error when the
 // strategy differs from this member's, a warning otherwise.
 func (c *Claims) reportStuck() {
-	if c.st.Status != session.Up || c.dirty && !c.failing {
+	st := c.loop.State()
+	if st.Status != session.Up || c.dirty && !c.failing {
 		// An attempt is due (the wanted set may have changed since the
 		// holders were recorded); once it is made it arms the timer again.
 		// Not while attempts fail, though: a claim that keeps failing
@@ -74,7 +75,7 @@ func (c *Claims) reportStuck() {
 		return
 	}
 	wanted := make(map[partitions.Partition]bool, len(c.desired.Want))
-	if c.desired.SessionID == c.st.SessionID {
+	if c.desired.SessionID == st.SessionID {
 		for _, p := range c.desired.Want {
 			wanted[p] = true
 		}
@@ -106,7 +107,7 @@ func (c *Claims) reportStuck() {
 // logStuck reads who holds ps's claims (the claim's data is its owner's
 // member name) and that member's node, and logs what it found.
 func (c *Claims) logStuck(sess int64, ps []partitions.Partition, heldFor time.Duration) {
-	conn := c.st.Conn
+	conn := c.loop.State().Conn
 	attrs := []any{
 		"claims", len(ps),
 		"first", ps[0].String(),
