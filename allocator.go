@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
-	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/rebalance/member"
 	"github.com/zkalloc/zkalloc/session"
 )
@@ -61,10 +60,6 @@ type Allocator struct {
 	err     error              // why the actors stopped; read after done
 }
 
-// stuckMargin is added to the longest a hand-off can take before a member
-// logs who holds the claims it waits for (see Config.Strategy).
-const stuckMargin = 10 * time.Second
-
 // New validates cfg and returns an allocator. It does no I/O and starts
 // no goroutine. A bad config is an error wrapping [ErrInvalidConfig] that
 // names the field.
@@ -88,18 +83,14 @@ func New(cfg Config) (*Allocator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: Partitions: %w", ErrInvalidConfig, err)
 	}
-	desired, held := actor.NewLatest[rebalance.Desired](), actor.NewLatest[rebalance.Held]()
-	claims := rebalance.NewClaims(rebalance.ClaimsConfig{
-		Paths:   paths,
-		Member:  cfg.Member,
-		Session: sess.Subscribe(),
-		Desired: desired,
-		Held:    held,
-		Logger:  log,
-		// The longest a hand-off between members that agree can take: the
-		// holder debounces, its consumer acks, or its session expires.
-		StuckAfter: 5*cfg.Settle + cfg.ReleaseTimeout + cfg.SessionTimeout + stuckMargin,
-		Strategy:   cfg.Strategy.Name(),
+	owners := claims.New(claims.Config{
+		Paths:          paths,
+		Member:         cfg.Member,
+		Session:        sess.Subscribe(),
+		Logger:         log,
+		Settle:         cfg.Settle,
+		ReleaseTimeout: cfg.ReleaseTimeout,
+		Strategy:       cfg.Strategy.Name(),
 	})
 	reb := member.NewActor(member.ActorConfig{
 		Config: member.Config{
@@ -112,15 +103,15 @@ func New(cfg Config) (*Allocator, error) {
 		Session:  sess.Subscribe(),
 		Members:  members.Views(),
 		Parts:    set.Views(),
-		Desired:  desired,
-		Held:     held,
+		Desired:  owners.Desired(),
+		Held:     owners.Held(),
 		Logger:   log,
 	})
 	a := &Allocator{cfg: cfg, sess: sess, members: members, set: set, reb: reb, done: make(chan struct{})}
 	a.group.Add("session", sess)
 	a.group.Add("membership", members)
 	a.group.Add("partitions", set)
-	a.group.Add("claims", claims)
+	a.group.Add("claims", owners)
 	a.group.Add("rebalance", reb)
 	return a, nil
 }

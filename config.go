@@ -51,8 +51,8 @@ type Config struct {
 	// Start refuses to join a group whose members run another
 	// ([ErrStrategyMismatch]); a member that, despite that, has waited for
 	// another's claims longer than a hand-off can take (5 × Settle +
-	// ReleaseTimeout + SessionTimeout + 10 s) logs who holds them, as an
-	// error naming both strategies when they differ.
+	// ReleaseTimeout + the session timeout granted + 10 s) logs who holds
+	// them, as an error naming both strategies when they differ.
 	Strategy rebalance.Strategy
 	// SessionTimeout is the ZooKeeper session timeout asked for; default
 	// [DefaultSessionTimeout]. The server may grant another within its

@@ -11,7 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/actor"
-	"github.com/zkalloc/zkalloc/internal/retry"
+	"github.com/zkalloc/zkalloc/internal/ioloop"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/session"
 )
@@ -53,7 +53,7 @@ type Membership struct {
 	out *actor.Outbox[View]
 
 	// Owned by Run.
-	st           session.State
+	loop         *ioloop.Loop       // the session state and the retries
 	registeredIn int64              // the session our node was created in, 0 if none
 	ownSessions  map[int64]struct{} // every session this actor has had
 	needRegister bool
@@ -79,7 +79,14 @@ func New(cfg Config) *Membership {
 		cfg.Clock = actor.RealClock()
 	}
 	own, _ := ParseInfo(cfg.Data)
-	return &Membership{cfg: cfg, out: actor.NewOutbox[View](), ownSessions: make(map[int64]struct{}), strategy: own.Strategy, needPeers: own.Strategy != ""}
+	return &Membership{
+		cfg:         cfg,
+		out:         actor.NewOutbox[View](),
+		loop:        ioloop.New(ioloop.Config{Session: cfg.Session, Clock: cfg.Clock, Logger: cfg.Logger, What: "membership update", Fatal: isFatal}),
+		ownSessions: make(map[int64]struct{}),
+		strategy:    own.Strategy,
+		needPeers:   own.Strategy != "",
+	}
 }
 
 // Views delivers member lists, latest-wins: a slow reader gets the newest
@@ -96,24 +103,20 @@ func (m *Membership) Run(ctx context.Context) error {
 	defer m.out.Close()
 	resync := m.cfg.Clock.NewTimer(m.cfg.Resync)
 	defer resync.Stop()
-	pace := retry.NewPacer(m.cfg.Clock)
-	defer pace.Stop()
+	defer m.loop.Stop()
 
 	for {
-		if m.st.Status == session.Up && (m.needRegister || m.needOwnWatch || m.needList) {
-			if stop, err := pace.Attempt(ctx, m.cfg.Logger, "membership update", m.work, isFatal); stop {
+		if m.needRegister || m.needOwnWatch || m.needList {
+			if stop, err := m.loop.Attempt(ctx, m.work); stop {
 				return err
 			}
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-m.cfg.Session.Changed():
-			if st, ok := m.cfg.Session.Take(); ok {
-				if st.NewConnection(m.st) {
-					pace.Reset() // a failure in the previous connection says nothing of this one
-				}
-				m.onSession(st)
+		case <-m.loop.Changed():
+			if fresh, ok := m.loop.Take(); ok {
+				m.onSession(fresh)
 			}
 		case <-m.watch:
 			m.watch = nil
@@ -127,24 +130,25 @@ func (m *Membership) Run(ctx context.Context) error {
 		case <-resync.C():
 			m.needList = true
 			resync.Reset(m.cfg.Resync)
-		case <-pace.C():
-			pace.Fired()
+		case <-m.loop.C():
+			m.loop.Fired()
 		case m.out.Send() <- m.out.Pending():
 			m.out.Sent()
 		}
 	}
 }
 
-func (m *Membership) onSession(st session.State) {
-	prev := m.st
-	m.st = st
+// onSession follows the session state just taken; fresh says it is Up on
+// a new connection.
+func (m *Membership) onSession(fresh bool) {
+	st := m.loop.State()
 	switch st.Status {
 	case session.Up:
 		m.ownSessions[st.SessionID] = struct{}{}
 		if st.SessionID != m.registeredIn {
 			m.needRegister = true
 		}
-		if st.Reconnects != prev.Reconnects {
+		if fresh {
 			// The old watches may not have survived the reconnection:
 			// check the node (and re-arm its watch) and list again.
 			m.needRegister = true
@@ -157,7 +161,7 @@ func (m *Membership) onSession(st session.State) {
 
 // work registers and lists as needed, in the current session.
 func (m *Membership) work() error {
-	conn := m.st.Conn
+	conn := m.loop.State().Conn
 	if m.needPeers {
 		if err := m.checkPeers(conn); err != nil {
 			return err
@@ -220,7 +224,7 @@ func (m *Membership) list(conn session.Conn) error {
 		m.cfg.Logger.Warn("zkalloc: own member node is missing; registering again")
 		m.needRegister = true
 	}
-	m.publish(View{Members: names, Zxid: stat.Pzxid, SessionID: conn.SessionID(), Reconnects: m.st.Reconnects})
+	m.publish(View{Members: names, Zxid: stat.Pzxid, SessionID: conn.SessionID(), Reconnects: m.loop.State().Reconnects})
 	return nil
 }
 

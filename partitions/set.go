@@ -14,7 +14,7 @@ import (
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/inflight"
-	"github.com/zkalloc/zkalloc/internal/retry"
+	"github.com/zkalloc/zkalloc/internal/ioloop"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zkwatch"
 	"github.com/zkalloc/zkalloc/session"
@@ -66,7 +66,7 @@ type Set struct {
 	done  chan struct{}
 
 	// Owned by Run.
-	st       session.State
+	loop     *ioloop.Loop       // the session state and the retries
 	seed     map[string][]int32 // nil once merged
 	pending  []change
 	needList bool
@@ -109,6 +109,7 @@ func New(cfg Config) (*Set, error) {
 		dirty:   make(map[string]struct{}),
 		topics:  make(map[string]topicState),
 		watches: zkwatch.New(),
+		loop:    ioloop.New(ioloop.Config{Session: cfg.Session, Clock: cfg.Clock, Logger: cfg.Logger, What: "partition set update", Fatal: isFatal}),
 	}, nil
 }
 
@@ -186,25 +187,20 @@ func (s *Set) Run(ctx context.Context) error {
 	defer s.watches.Close()
 	resync := s.cfg.Clock.NewTimer(s.cfg.Resync)
 	defer resync.Stop()
-	pace := retry.NewPacer(s.cfg.Clock)
-	defer pace.Stop()
+	defer s.loop.Stop()
 
 	for {
-		if s.st.Status == session.Up && s.hasWork() {
-			if stop, err := pace.Attempt(ctx, s.cfg.Logger, "partition set update", s.work, isFatal); stop {
+		if s.hasWork() {
+			if stop, err := s.loop.Attempt(ctx, s.work); stop {
 				return err
 			}
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-s.cfg.Session.Changed():
-			if st, ok := s.cfg.Session.Take(); ok {
-				if st.NewConnection(s.st) {
-					pace.Reset()      // a failure in the previous connection says nothing of this one
-					s.needList = true // watches may not have survived
-				}
-				s.st = st
+		case <-s.loop.Changed():
+			if fresh, ok := s.loop.Take(); ok && fresh {
+				s.needList = true // watches may not have survived
 			}
 		case m := <-s.inbox:
 			switch m := m.(type) {
@@ -227,8 +223,8 @@ func (s *Set) Run(ctx context.Context) error {
 		case <-resync.C():
 			s.needList = true
 			resync.Reset(s.cfg.Resync)
-		case <-pace.C():
-			pace.Fired()
+		case <-s.loop.C():
+			s.loop.Fired()
 		case s.out.Send() <- s.out.Pending():
 			s.out.Sent()
 		}
@@ -251,7 +247,7 @@ func (s *Set) hasWork() bool {
 // It stops at the first ZooKeeper error, keeping what is left for the
 // retry.
 func (s *Set) work() error {
-	conn := s.st.Conn
+	conn := s.loop.State().Conn
 	if s.seed != nil {
 		// Every member but the first usually finds its seed stored: read
 		// the set first (publish holds the view back while the seed is
@@ -462,7 +458,7 @@ func (s *Set) publish(sessionID int64) {
 	if s.seed != nil {
 		return // not merged yet: the view may lack it
 	}
-	v := View{Zxid: s.dirPzxid, SessionID: sessionID, Reconnects: s.st.Reconnects}
+	v := View{Zxid: s.dirPzxid, SessionID: sessionID, Reconnects: s.loop.State().Reconnects}
 	n := 0
 	for _, ts := range s.topics {
 		n += len(ts.ids)

@@ -14,19 +14,25 @@ import (
 // Pacer spaces an actor's attempts after failures: a first retry after
 // about 50ms, growing to at most 2s apart, and never giving up (backoff's
 // default would stop after 15 minutes, leaving a member silently idle).
-// It waits on the actor's own clock, in the actor's own select loop:
+// It waits on the actor's own clock, in the actor's own select loop. The
+// I/O actors use it through ioloop.Loop, which does this:
 //
-//	if p.Ready() && hasWork {
-//		if err := work(); err != nil {
-//			log("retrying", "in", p.Failed())
-//		} else {
-//			p.Succeeded()
+//	for {
+//		if hasWork && up {
+//			if stop, err := p.Attempt(ctx, log, "update", work, isFatal); stop {
+//				return err
+//			}
 //		}
-//	}
-//	select {
-//	case <-p.C():
-//		p.Fired()
-//	...
+//		select {
+//		case <-session.Changed():
+//			st := take()
+//			if st.NewConnection(prev) {
+//				p.Reset() // what failed says nothing of the new connection
+//			}
+//		case <-p.C():
+//			p.Fired()
+//		...
+//		}
 //	}
 //
 // A Pacer belongs to one actor and is not safe for concurrent use.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
@@ -23,8 +24,8 @@ type ActorConfig struct {
 	Members <-chan membership.View
 	Parts   <-chan partitions.View
 	// Desired goes to the claims actor; Held comes from it.
-	Desired *actor.Latest[Desired]
-	Held    *actor.Latest[Held]
+	Desired *actor.Latest[claims.Desired]
+	Held    *actor.Latest[claims.Held]
 
 	Logger *slog.Logger
 	Clock  actor.Clock

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
@@ -32,8 +33,8 @@ type harness struct {
 	session *actor.Latest[session.State]
 	members chan membership.View
 	parts   chan partitions.View
-	desired *actor.Latest[rebalance.Desired]
-	held    *actor.Latest[rebalance.Held]
+	desired *actor.Latest[claims.Desired]
+	held    *actor.Latest[claims.Held]
 	a       *member.Actor
 	ctx     context.Context
 	last    member.Update // the last update next received
@@ -53,8 +54,8 @@ func newHarness(t *testing.T, name string, s rebalance.Strategy, opts options) *
 		session: actor.NewLatest[session.State](),
 		members: make(chan membership.View),
 		parts:   make(chan partitions.View),
-		desired: actor.NewLatest[rebalance.Desired](),
-		held:    actor.NewLatest[rebalance.Held](),
+		desired: actor.NewLatest[claims.Desired](),
+		held:    actor.NewLatest[claims.Held](),
 	}
 	if opts.releaseTimeout == 0 {
 		opts.releaseTimeout = time.Minute
@@ -87,14 +88,14 @@ func (h *harness) grantAll(ctx context.Context) error {
 			return nil
 		case <-h.desired.Changed():
 			if d, ok := h.desired.Take(); ok {
-				h.held.Set(rebalance.Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Held: d.Want})
+				h.held.Set(claims.Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Held: d.Want})
 			}
 		}
 	}
 }
 
 // nextDesired waits for the rebalance actor's next Desired (manual claims).
-func (h *harness) nextDesired() rebalance.Desired {
+func (h *harness) nextDesired() claims.Desired {
 	h.t.Helper()
 	for {
 		select {
@@ -299,8 +300,8 @@ func settled(t *testing.T, h *harness, members []string, n int32) member.Update 
 }
 
 // grant answers d with the given claims held.
-func (h *harness) grant(d rebalance.Desired, held ...partitions.Partition) {
-	h.held.Set(rebalance.Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Held: held})
+func (h *harness) grant(d claims.Desired, held ...partitions.Partition) {
+	h.held.Set(claims.Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Held: held})
 }
 
 func TestActorKeepsRevokedClaimUntilAck(t *testing.T) {

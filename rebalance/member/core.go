@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/session"
@@ -73,7 +74,7 @@ type Core struct {
 	targetGen   int64
 	targetOf    []string    // the members it was computed for
 	targetParts []Partition // and the partitions
-	held        Held
+	held        claims.Held
 	suspendedAt time.Time // when the connection was lost; zero while up
 	graceAt     time.Time // when the grace ends; zero if not running
 	keep        bool      // the newest snapshot's partitions may be kept while the target or claims are re-established
@@ -120,7 +121,7 @@ type Ready struct {
 	// it replaces any not yet delivered.
 	Publish *Update
 	// Desired is the newest set of claims to hold, if it changed.
-	Desired *Desired
+	Desired *claims.Desired
 	// Compute is a computation to run, if one is due.
 	Compute *Job
 	// Wake is when [Core.Tick] is next due; zero if nothing is.
@@ -227,7 +228,7 @@ func (c *Core) Parts(v partitions.View) {
 }
 
 // Held takes the claims actor's report of the claims held.
-func (c *Core) Held(h Held) {
+func (c *Core) Held(h claims.Held) {
 	c.held = h
 	c.reconcile("claims changed")
 	c.step()
@@ -487,7 +488,7 @@ func (c *Core) reconcile(reason string) {
 		c.wantSince = wantedSince(c.lastWant, c.wantSince, want, c.desiredSeq)
 		c.lastWant = want
 		c.log(slog.LevelDebug, "zkalloc: claims wanted", "want", len(want), "seq", c.desiredSeq)
-		c.ready.Desired = &Desired{SessionID: c.st.SessionID, Reconnects: c.st.Reconnects, Seq: c.desiredSeq, Want: want}
+		c.ready.Desired = &claims.Desired{SessionID: c.st.SessionID, Reconnects: c.st.Reconnects, Seq: c.desiredSeq, Want: want}
 	}
 }
 

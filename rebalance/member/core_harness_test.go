@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
@@ -22,8 +23,8 @@ type core struct {
 	member   string
 	grantAll bool
 	now      time.Time
-	pub      *Update  // published and not delivered, the newest
-	desired  *Desired // wanted and not taken by the test, the newest
+	pub      *Update         // published and not delivered, the newest
+	desired  *claims.Desired // wanted and not taken by the test, the newest
 	wake     time.Time
 	logs     []Log
 }
@@ -57,7 +58,7 @@ func (h *core) drain() {
 		if r.Desired != nil {
 			h.desired = r.Desired
 			if h.grantAll {
-				h.c.Held(Held{SessionID: r.Desired.SessionID, Reconnects: r.Desired.Reconnects, Seq: r.Desired.Seq, Held: r.Desired.Want})
+				h.c.Held(claims.Held{SessionID: r.Desired.SessionID, Reconnects: r.Desired.Reconnects, Seq: r.Desired.Seq, Held: r.Desired.Want})
 				again = true
 			}
 		}
@@ -90,8 +91,8 @@ func (h *core) parts(v partitions.View) {
 }
 
 // grant answers d with the given claims held.
-func (h *core) grant(d Desired, held ...Partition) {
-	h.c.Held(Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Held: held})
+func (h *core) grant(d claims.Desired, held ...Partition) {
+	h.c.Held(claims.Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Held: held})
 	h.drain()
 }
 
@@ -140,7 +141,7 @@ func (h *core) none() {
 }
 
 // nextDesired takes the newest Desired.
-func (h *core) nextDesired() Desired {
+func (h *core) nextDesired() claims.Desired {
 	h.t.Helper()
 	if h.desired == nil {
 		h.t.Fatal("no Desired")

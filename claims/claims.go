@@ -1,4 +1,4 @@
-package rebalance
+package claims
 
 import (
 	"cmp"
@@ -14,28 +14,30 @@ import (
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/inflight"
-	"github.com/zkalloc/zkalloc/internal/retry"
+	"github.com/zkalloc/zkalloc/internal/ioloop"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zkwatch"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/session"
 )
 
-// ClaimsConfig configures a [Claims] actor. Every field but Logger, Clock,
-// StuckAfter and Strategy is required.
-type ClaimsConfig struct {
+// Config configures a [Claims] actor. Paths, Member and Session are
+// required.
+type Config struct {
 	Paths   zkpath.Group
 	Member  string
 	Session *actor.Latest[session.State]
-	Desired *actor.Latest[Desired]
-	Held    *actor.Latest[Held]
 	Logger  *slog.Logger
 	Clock   actor.Clock
 
-	// StuckAfter, if positive, is how long a wanted claim may stay with
-	// another member before the actor logs who holds it (see reportStuck):
-	// longer than any hand-off between members that agree on the
-	// assignment takes.
+	// Settle and ReleaseTimeout are the member's (see rebalance.Config):
+	// with the session timeout they bound how long a hand-off between
+	// members that agree on the assignment takes. A wanted claim that
+	// another member keeps longer is logged with who holds it (see
+	// reportStuck).
+	Settle         time.Duration
+	ReleaseTimeout time.Duration
+	// StuckAfter, if positive, replaces that bound; for tests.
 	StuckAfter time.Duration
 	// Strategy is the name of this member's strategy, to compare with the
 	// holder's in that log.
@@ -64,26 +66,28 @@ type ClaimsConfig struct {
 // watch that has fired by the next attempt is taken before it, so that
 // claims released in a batch are claimed again in one.
 //
-// A wanted claim that another session keeps for longer than StuckAfter
-// is logged, once for each holding session, with who holds it (see
+// A wanted claim that another session keeps for longer than a hand-off
+// can take (see stuckAfter) is logged, once for each holding session, with who holds it (see
 // reportStuck): members that agree on the assignment never take that
 // long, so the members of the group disagree.
 type Claims struct {
-	cfg ClaimsConfig
+	cfg Config
+	in  *actor.Latest[Desired]
+	out *actor.Latest[Held]
 
 	// Owned by Run.
-	st      session.State
-	own     map[int64]struct{} // every session this actor has had
-	desired Desired
-	held    map[Partition]struct{} // claims of session st.SessionID
-	unsure  map[Partition]struct{} // creates whose outcome is unknown, in this session or one before
-	verify  bool                   // held claims must be checked after a reconnection
-	waiting map[Partition]bool     // watched, held by another session
-	watches *zkwatch.Set
-	dirty   bool                 // something to do or to report
-	failing bool                 // the last attempt failed (some claims may keep failing)
-	holders map[Partition]holder // wanted claims found held by another session
-	stuck   actor.Timer          // fires when the oldest unreported holder is StuckAfter old
+	loop     *ioloop.Loop       // the session state and the retries
+	sessions map[int64]struct{} // every session this actor has had
+	desired  Desired
+	ours     map[partitions.Partition]struct{} // claims held by session st.SessionID
+	unsure   map[partitions.Partition]struct{} // creates whose outcome is unknown, in this session or one before
+	verify   bool                              // held claims must be checked after a reconnection
+	waiting  map[partitions.Partition]bool     // watched, held by another session; kept when unwanted, so wanting it again needs no new watch
+	watches  *zkwatch.Set
+	dirty    bool                            // something to do or to report
+	failing  bool                            // the last attempt failed (some claims may keep failing)
+	holders  map[partitions.Partition]holder // wanted claims found held by another session
+	stuck    actor.Timer                     // fires when the oldest unreported holder is stuckAfter old
 }
 
 // holder is another session's claim on a partition this member wants.
@@ -93,8 +97,8 @@ type holder struct {
 	reported bool
 }
 
-// NewClaims returns a claims actor; it starts nothing.
-func NewClaims(cfg ClaimsConfig) *Claims {
+// New returns a claims actor; it starts nothing.
+func New(cfg Config) *Claims {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -102,50 +106,57 @@ func NewClaims(cfg ClaimsConfig) *Claims {
 		cfg.Clock = actor.RealClock()
 	}
 	return &Claims{
-		cfg:     cfg,
-		own:     make(map[int64]struct{}),
-		held:    make(map[Partition]struct{}),
-		unsure:  make(map[Partition]struct{}),
-		waiting: make(map[Partition]bool),
-		watches: zkwatch.New(),
-		holders: make(map[Partition]holder),
-		stuck:   actor.StoppedTimer(cfg.Clock),
+		cfg:      cfg,
+		in:       actor.NewLatest[Desired](),
+		out:      actor.NewLatest[Held](),
+		sessions: make(map[int64]struct{}),
+		ours:     make(map[partitions.Partition]struct{}),
+		unsure:   make(map[partitions.Partition]struct{}),
+		waiting:  make(map[partitions.Partition]bool),
+		watches:  zkwatch.New(),
+		holders:  make(map[partitions.Partition]holder),
+		stuck:    actor.StoppedTimer(cfg.Clock),
+		loop:     ioloop.New(ioloop.Config{Session: cfg.Session, Clock: cfg.Clock, Logger: cfg.Logger, What: "claim update"}),
 	}
 }
+
+// Desired is where the actor takes the claims wanted from, latest-wins:
+// the rebalance actor sets it. Safe for concurrent use.
+func (c *Claims) Desired() *actor.Latest[Desired] { return c.in }
+
+// Held is where the actor reports the claims it holds, latest-wins: the
+// rebalance actor takes from it. Safe for concurrent use.
+func (c *Claims) Held() *actor.Latest[Held] { return c.out }
 
 // Run keeps the claims until ctx is cancelled, and returns nil then. The
 // claims themselves go with the session when it is closed.
 func (c *Claims) Run(ctx context.Context) error {
 	defer c.watches.Close()
 	defer c.stuck.Stop()
-	pace := retry.NewPacer(c.cfg.Clock)
-	defer pace.Stop()
+	defer c.loop.Stop()
 	for {
-		if c.dirty && c.st.Status == session.Up {
-			if stop, _ := pace.Attempt(ctx, c.cfg.Logger, "claim update", c.work, nil); stop {
-				return nil // shutting down
+		if c.dirty {
+			if stop, err := c.loop.Attempt(ctx, c.work); stop {
+				return err
 			}
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-c.cfg.Session.Changed():
-			if st, ok := c.cfg.Session.Take(); ok {
-				if st.NewConnection(c.st) {
-					pace.Reset() // a failure in the previous connection says nothing of this one
-				}
-				c.onSession(st)
+		case <-c.loop.Changed():
+			if fresh, ok := c.loop.Take(); ok {
+				c.onSession(fresh)
 			}
-		case <-c.cfg.Desired.Changed():
-			if d, ok := c.cfg.Desired.Take(); ok {
+		case <-c.in.Changed():
+			if d, ok := c.in.Take(); ok {
 				c.desired = d
 				c.dirty = true
 			}
 		case f := <-c.watches.C():
 			c.fired(f)
 			c.drainFired()
-		case <-pace.C():
-			pace.Fired()
+		case <-c.loop.C():
+			c.loop.Fired()
 		case <-c.stuck.C():
 			c.reportStuck()
 		}
@@ -176,28 +187,29 @@ func (c *Claims) drainFired() {
 	}
 }
 
-func (c *Claims) onSession(st session.State) {
-	prev := c.st
-	c.st = st
+// onSession follows the session state just taken; fresh says it is Up on
+// a new connection.
+func (c *Claims) onSession(fresh bool) {
+	st := c.loop.State()
 	switch st.Status {
 	case session.Up:
-		c.own[st.SessionID] = struct{}{}
-		if st.SessionID != prev.SessionID {
-			clear(c.held) // the old session's claims are gone with it
+		if _, seen := c.sessions[st.SessionID]; !seen {
+			c.sessions[st.SessionID] = struct{}{}
+			clear(c.ours) // a new session: the old one's claims are gone with it
 			// Keep c.unsure, though the session layer fences off what
 			// the client still held of the old session: should a create
 			// of the old session ever run in this one, the next attempt
 			// releases it if unwanted, at the cost of one read if not.
 		}
-		if st.Reconnects != prev.Reconnects {
-			c.verify = len(c.held) > 0
+		if fresh {
+			c.verify = len(c.ours) > 0
 			c.watches.Reset() // watches may not have survived; re-arm on the next attempt
 			clear(c.waiting)
 			c.failing = false // what failed says nothing of this connection
 		}
 		c.dirty = true
 	case session.Lost:
-		// Keep c.held: Lost may be our own lease running out while the
+		// Keep c.ours: Lost may be our own lease running out while the
 		// server still holds the session, which can then resume with its
 		// claims. The next Up clears them if the session is new, or
 		// verifies them if it resumed, so that those no longer wanted are
@@ -210,20 +222,20 @@ func (c *Claims) onSession(st session.State) {
 // work brings the claims in line with the desired set in the current
 // session and reports what is held.
 func (c *Claims) work() error {
-	conn := c.st.Conn
+	conn := c.loop.State().Conn
 	sid := conn.SessionID()
-	if sid != c.st.SessionID {
+	if sid != c.loop.State().SessionID {
 		return fmt.Errorf("session changed to %#x; waiting for its state", sid)
 	}
 	if c.verify {
-		held := slices.Collect(maps.Keys(c.held))
-		results := inParallel(held, func(p Partition) outcome { return c.check(conn, p, sid) })
-		if err := c.apply(held, results); err != nil {
-			return err
+		mine := slices.Collect(maps.Keys(c.ours))
+		results := inParallel(mine, func(p partitions.Partition) outcome { return c.check(conn, p, sid) })
+		if err := c.apply(mine, results); err != nil {
+			return c.failed(err)
 		}
 		c.verify = false
 	}
-	want := make(map[Partition]bool, len(c.desired.Want))
+	want := make(map[partitions.Partition]bool, len(c.desired.Want))
 	if c.desired.SessionID == sid {
 		for _, p := range c.desired.Want {
 			want[p] = true
@@ -232,19 +244,19 @@ func (c *Claims) work() error {
 	// A create whose outcome is unknown may have made a claim of this
 	// session: if it is no longer wanted, release it too, or it would
 	// stay with the session and its next owner would wait for ever.
-	var release, acquire []Partition
-	for p := range c.held {
+	var release, acquire []partitions.Partition
+	for p := range c.ours {
 		if !want[p] {
 			release = append(release, p)
 		}
 	}
 	for p := range c.unsure {
-		if _, held := c.held[p]; !held && !want[p] {
+		if _, ok := c.ours[p]; !ok && !want[p] {
 			release = append(release, p)
 		}
 	}
 	for _, p := range c.desired.Want {
-		if _, held := c.held[p]; want[p] && !held && !c.waiting[p] {
+		if _, ok := c.ours[p]; want[p] && !ok && !c.waiting[p] {
 			acquire = append(acquire, p)
 		}
 	}
@@ -261,18 +273,25 @@ func (c *Claims) work() error {
 	relErr := c.apply(release, c.releaseAll(conn, release, sid))
 	acqErr := c.apply(acquire, c.acquireAll(conn, acquire, sid))
 	if conn.SessionID() == sid {
-		c.report(sid, want)
+		c.report(sid)
 	}
-	c.armStuck() // the holders were recorded whatever else failed
 	if err := cmp.Or(relErr, acqErr); err != nil {
-		c.failing = true
-		return err
+		return c.failed(err)
 	}
+	c.armStuck()
 	c.dirty, c.failing = false, false
 	return nil
 }
 
-func (c *Claims) path(p Partition) string { return c.cfg.Paths.Owners() + "/" + p.String() }
+// failed marks the attempt failed and arms the stuck report on the
+// holders recorded: an attempt that keeps failing must not silence it.
+func (c *Claims) failed(err error) error {
+	c.failing = true
+	c.armStuck()
+	return err
+}
+
+func (c *Claims) path(p partitions.Partition) string { return c.cfg.Paths.Owners() + "/" + p.String() }
 
 // outcome is what one request sequence on one claim found. The sequences
 // run concurrently; only [Claims.apply], on the actor's goroutine, changes
@@ -288,14 +307,14 @@ type outcome struct {
 type claimState int
 
 const (
-	notHeld claimState = iota
-	held
-	waiting
+	stateNotHeld claimState = iota // not this session's
+	stateHeld                      // this session's
+	stateWaiting                   // another session's, watched
 )
 
 // apply records the outcomes of ps and returns the first error, after
 // recording every success.
-func (c *Claims) apply(ps []Partition, results []outcome) error {
+func (c *Claims) apply(ps []partitions.Partition, results []outcome) error {
 	var first error
 	for i, p := range ps {
 		r := results[i]
@@ -308,18 +327,18 @@ func (c *Claims) apply(ps []Partition, results []outcome) error {
 		}
 		delete(c.unsure, p)
 		switch r.state {
-		case held:
-			c.held[p] = struct{}{}
+		case stateHeld:
+			c.ours[p] = struct{}{}
 			delete(c.holders, p)
-		case waiting:
-			delete(c.held, p)
+		case stateWaiting:
+			delete(c.ours, p)
 			c.waiting[p] = true
 			c.watches.Add(p.String(), r.watch)
 			if h, ok := c.holders[p]; !ok || h.session != r.holder {
 				c.holders[p] = holder{session: r.holder, since: c.cfg.Clock.Now()}
 			}
 		default:
-			delete(c.held, p)
+			delete(c.ours, p)
 			delete(c.holders, p)
 		}
 	}
@@ -328,28 +347,28 @@ func (c *Claims) apply(ps []Partition, results []outcome) error {
 
 // inParallel runs f on every partition with the requests pipelined (see
 // [inflight.Do]) and returns the outcomes in order.
-func inParallel(ps []Partition, f func(Partition) outcome) []outcome {
+func inParallel(ps []partitions.Partition, f func(partitions.Partition) outcome) []outcome {
 	results := make([]outcome, len(ps))
 	inflight.Do(len(ps), func(i int) { results[i] = f(ps[i]) })
 	return results
 }
 
 // check verifies, after a reconnection, that p's claim is still ours.
-func (c *Claims) check(conn session.Conn, p Partition, sid int64) outcome {
+func (c *Claims) check(conn session.Conn, p partitions.Partition, sid int64) outcome {
 	exists, stat, err := conn.Exists(c.path(p))
 	switch {
 	case err != nil:
 		return outcome{err: fmt.Errorf("verify claim %s: %w", p, err)}
 	case !exists || stat.EphemeralOwner != sid:
 		c.cfg.Logger.Warn("zkalloc: claim lost while disconnected", "partition", p.String())
-		return outcome{state: notHeld}
+		return outcome{state: stateNotHeld}
 	}
-	return outcome{state: held}
+	return outcome{state: stateHeld}
 }
 
 // acquire tries to create p's claim; if another session holds it, it
 // arms a watch and reports p waiting.
-func (c *Claims) acquire(conn session.Conn, p Partition, sid int64) outcome {
+func (c *Claims) acquire(conn session.Conn, p partitions.Partition, sid int64) outcome {
 	path := c.path(p)
 	for attempt := 0; attempt < 5; attempt++ {
 		_, err := conn.Create(path, []byte(c.cfg.Member), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
@@ -358,7 +377,7 @@ func (c *Claims) acquire(conn session.Conn, p Partition, sid int64) outcome {
 			return outcome{err: errSessionMoved(sid, "claim "+p.String()), unsure: true}
 		case err == nil:
 			c.cfg.Logger.Debug("zkalloc: claimed", "partition", p.String())
-			return outcome{state: held}
+			return outcome{state: stateHeld}
 		case errors.Is(err, zk.ErrNoNode):
 			if err := zkpath.Ensure(conn, c.cfg.Paths.Owners()); err != nil {
 				return outcome{err: fmt.Errorf("create %s: %w", c.cfg.Paths.Owners(), err)}
@@ -384,59 +403,50 @@ func (c *Claims) acquire(conn session.Conn, p Partition, sid int64) outcome {
 }
 
 // release deletes p's claim if it is still the current session's.
-func (c *Claims) release(conn session.Conn, p Partition, sid int64) outcome {
+func (c *Claims) release(conn session.Conn, p partitions.Partition, sid int64) outcome {
 	r, version, ours := c.readToRelease(conn, p, sid)
 	if !ours {
 		return r
 	}
 	if err := conn.Delete(c.path(p), version); err != nil && !errors.Is(err, zk.ErrNoNode) {
-		return outcome{state: held, err: fmt.Errorf("release claim %s: %w", p, err)}
+		return outcome{state: stateHeld, err: fmt.Errorf("release claim %s: %w", p, err)}
 	}
 	c.cfg.Logger.Debug("zkalloc: released", "partition", p.String())
-	return outcome{state: notHeld}
+	return outcome{state: stateNotHeld}
 }
 
 // readToRelease reads p's claim and reports whether it is session sid's,
 // to be deleted at the version returned; if not, the outcome is final.
-func (c *Claims) readToRelease(conn session.Conn, p Partition, sid int64) (r outcome, version int32, ours bool) {
+func (c *Claims) readToRelease(conn session.Conn, p partitions.Partition, sid int64) (r outcome, version int32, ours bool) {
 	_, stat, err := conn.Get(c.path(p))
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 	case err != nil:
-		return outcome{state: held, err: fmt.Errorf("read claim %s: %w", p, err)}, 0, false
+		return outcome{state: stateHeld, err: fmt.Errorf("read claim %s: %w", p, err)}, 0, false
 	case stat.EphemeralOwner != sid:
 		c.cfg.Logger.Warn("zkalloc: claim to release belongs to another session; leaving it", "partition", p.String())
 	default:
 		return outcome{}, stat.Version, true
 	}
-	return outcome{state: notHeld}, 0, false
+	return outcome{state: stateNotHeld}, 0, false
 }
 
 func (c *Claims) ownedBefore(owner int64) bool {
-	_, ok := c.own[owner]
+	_, ok := c.sessions[owner]
 	return ok && owner != 0
 }
 
-// report publishes what is held. Waiting counts only the wanted
-// partitions among those watched: a watch outlives a Desired that dropped
-// its partition, so that wanting it again needs no second watch.
-func (c *Claims) report(sid int64, want map[Partition]bool) {
-	waiting := 0
-	for p := range c.waiting {
-		if want[p] {
-			waiting++
-		}
+// report publishes what is held.
+func (c *Claims) report(sid int64) {
+	list := make([]partitions.Partition, 0, len(c.ours))
+	for p := range c.ours {
+		list = append(list, p)
 	}
-	held := make([]Partition, 0, len(c.held))
-	for p := range c.held {
-		held = append(held, p)
-	}
-	partitions.Sort(held)
-	c.cfg.Held.Set(Held{
+	partitions.Sort(list)
+	c.out.Set(Held{
 		SessionID:  sid,
-		Reconnects: c.st.Reconnects,
+		Reconnects: c.loop.State().Reconnects,
 		Seq:        c.desired.Seq,
-		Held:       held,
-		Waiting:    waiting,
+		Held:       list,
 	})
 }

@@ -1,4 +1,6 @@
-package rebalance
+package claims
+
+import "github.com/zkalloc/zkalloc/partitions"
 
 // The rebalance actor and the claims actor talk through two snapshots,
 // each delivered latest-wins: the rebalance actor says which claims it
@@ -11,8 +13,8 @@ package rebalance
 type Desired struct {
 	SessionID  int64
 	Reconnects uint64
-	Seq        uint64      // grows with every Desired, echoed by Held
-	Want       []Partition // sorted
+	Seq        uint64                 // grows with every Desired, echoed by Held
+	Want       []partitions.Partition // sorted
 }
 
 // Held is the set of claims the claims actor holds, verified to belong to
@@ -20,7 +22,6 @@ type Desired struct {
 type Held struct {
 	SessionID  int64
 	Reconnects uint64
-	Seq        uint64      // the Desired.Seq this answers
-	Held       []Partition // sorted
-	Waiting    int         // wanted partitions whose claim another member still holds
+	Seq        uint64                 // the Desired.Seq this answers
+	Held       []partitions.Partition // sorted
 }

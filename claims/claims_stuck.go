@@ -1,4 +1,4 @@
-package rebalance
+package claims
 
 import (
 	"cmp"
@@ -17,13 +17,26 @@ import (
 	"github.com/zkalloc/zkalloc/session"
 )
 
+// stuckMargin is added to the longest a hand-off can take before the
+// actor logs who holds the claims it waits for.
+const stuckMargin = 10 * time.Second
+
+// stuckAfter is the longest a hand-off between members that agree can
+// take, plus stuckMargin: the holder debounces (rebalance cuts a burst
+// short at five times Settle), its consumer acks (within ReleaseTimeout),
+// or its session expires. That is the timeout the server granted, not the
+// one asked for: the server bounds it.
+func (c *Claims) stuckAfter() time.Duration {
+	if c.cfg.StuckAfter > 0 {
+		return c.cfg.StuckAfter
+	}
+	return 5*c.cfg.Settle + c.cfg.ReleaseTimeout + c.loop.State().Timeout + stuckMargin
+}
+
 // armStuck sets the stuck timer to fire when the oldest holder not yet
-// reported has held its claim for StuckAfter, and stops it if there is
+// reported has held its claim for stuckAfter, and stops it if there is
 // none.
 func (c *Claims) armStuck() {
-	if c.cfg.StuckAfter <= 0 {
-		return
-	}
 	var oldest time.Time
 	for _, h := range c.holders {
 		if !h.reported && (oldest.IsZero() || h.since.Before(oldest)) {
@@ -34,11 +47,11 @@ func (c *Claims) armStuck() {
 		c.stuck.Stop()
 		return
 	}
-	c.stuck.Reset(max(oldest.Add(c.cfg.StuckAfter).Sub(c.cfg.Clock.Now()), 0))
+	c.stuck.Reset(max(oldest.Add(c.stuckAfter()).Sub(c.cfg.Clock.Now()), 0))
 }
 
 // reportStuck logs, once for each holding session, the wanted claims
-// another session has held for StuckAfter or more.
+// another session has held for stuckAfter or more.
 //
 // Members that compute the same assignment hand a claim over within
 // ReleaseTimeout of seeing the change, or within a session timeout when
@@ -53,23 +66,24 @@ func (c *Claims) armStuck() {
 // from its member node, its strategy and version: an error when the
 // strategy differs from this member's, a warning otherwise.
 func (c *Claims) reportStuck() {
-	if c.st.Status != session.Up || c.dirty && !c.failing {
+	st := c.loop.State()
+	if st.Status != session.Up || c.dirty && !c.failing {
 		// An attempt is due (the wanted set may have changed since the
 		// holders were recorded); once it is made it arms the timer again.
 		// Not while attempts fail, though: a claim that keeps failing
 		// keeps one due, and the holders the attempt recorded stand.
 		return
 	}
-	wanted := make(map[Partition]bool, len(c.desired.Want))
-	if c.desired.SessionID == c.st.SessionID {
+	wanted := make(map[partitions.Partition]bool, len(c.desired.Want))
+	if c.desired.SessionID == st.SessionID {
 		for _, p := range c.desired.Want {
 			wanted[p] = true
 		}
 	}
 	now := c.cfg.Clock.Now()
-	bySession := make(map[int64][]Partition)
+	bySession := make(map[int64][]partitions.Partition)
 	for p, h := range c.holders {
-		if wanted[p] && !h.reported && now.Sub(h.since) >= c.cfg.StuckAfter {
+		if wanted[p] && !h.reported && now.Sub(h.since) >= c.stuckAfter() {
 			bySession[h.session] = append(bySession[h.session], p)
 		}
 	}
@@ -92,12 +106,12 @@ func (c *Claims) reportStuck() {
 
 // logStuck reads who holds ps's claims (the claim's data is its owner's
 // member name) and that member's node, and logs what it found.
-func (c *Claims) logStuck(sess int64, ps []Partition, held time.Duration) {
-	conn := c.st.Conn
+func (c *Claims) logStuck(sess int64, ps []partitions.Partition, heldFor time.Duration) {
+	conn := c.loop.State().Conn
 	attrs := []any{
 		"claims", len(ps),
 		"first", ps[0].String(),
-		"held_for", held.Round(time.Second).String(),
+		"held_for", heldFor.Round(time.Second).String(),
 		"holder_session", fmt.Sprintf("%#x", sess),
 		"strategy", c.cfg.Strategy,
 		"version", membership.Version(),

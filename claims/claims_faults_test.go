@@ -1,4 +1,4 @@
-package rebalance_test
+package claims_test
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/partitions"
-	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -79,15 +79,15 @@ func TestClaimsOneFailingClaimDoesNotHoldUpTheOthers(t *testing.T) {
 	// A create that keeps failing.
 	refused.Store(&t1)
 	d := a.want(t0, t1)
-	a.waitHeld(holds(d, []partitions.Partition{t0}, 0))
+	a.waitHeld(holds(d, []partitions.Partition{t0}))
 
 	// A release that keeps failing: t:2 is taken all the same, and t:0,
 	// whose release works, given up.
 	refused.Store(nil)
-	a.waitHeld(holds(a.want(t0, t1), []partitions.Partition{t0, t1}, 0))
+	a.waitHeld(holds(a.want(t0, t1), []partitions.Partition{t0, t1}))
 	refused.Store(&t1)
 	d = a.want(t2)
-	a.waitHeld("with t:2 taken and t:0 given up, t:1 still held", func(h rebalance.Held) bool {
+	a.waitHeld("with t:2 taken and t:0 given up, t:1 still held", func(h claims.Held) bool {
 		return h.Seq == d.Seq && slices.Equal(h.Held, []partitions.Partition{t1, t2})
 	})
 	waitClaimGone(t, obs.Conn, t0, claimWait)
@@ -95,7 +95,7 @@ func TestClaimsOneFailingClaimDoesNotHoldUpTheOthers(t *testing.T) {
 
 	// Once it can be, the stuck release goes through too.
 	refused.Store(&t3)
-	a.waitHeld(holds(d, []partitions.Partition{t2}, 0))
+	a.waitHeld(holds(d, []partitions.Partition{t2}))
 	waitClaimGone(t, obs.Conn, t1, claimWait)
 }
 
@@ -113,13 +113,13 @@ func TestClaimsRetryDelayEndsOnReconnection(t *testing.T) {
 	clock := actor.NewFakeClock(time.Now())
 	a := startClaimerWith(t, proxy.Addrs(), "a", 4*time.Second, func(conn session.Conn) session.Conn {
 		return actortest.FailingConn{Conn: conn, Fail: &fail}
-	}, func(cfg *rebalance.ClaimsConfig) { cfg.Clock = clock })
+	}, func(cfg *claims.Config) { cfg.Clock = clock })
 	t0 := ps("t", 0)
 
 	fail.Store(true)
 	d := a.want(t0...)
 	st := actortest.ResumeAfterRetry(t, clock, 1, &fail, proxy.Reset, a.probe, &a.st)
-	a.waitHeld("in the new connection", func(h rebalance.Held) bool {
+	a.waitHeld("in the new connection", func(h claims.Held) bool {
 		return h.SessionID == st.SessionID && h.Reconnects == st.Reconnects && h.Seq == d.Seq && slices.Equal(h.Held, t0)
 	})
 }
@@ -150,12 +150,12 @@ func TestClaimsReportStuckWhileAnotherClaimFails(t *testing.T) {
 	logs := actortest.NewLogs()
 	a := startClaimerWith(t, servers, "a", 4*time.Second, func(conn session.Conn) session.Conn {
 		return refusingConn{Conn: conn, refuse: func(p string) bool { return p == claimPath(t1) }}
-	}, func(cfg *rebalance.ClaimsConfig) {
+	}, func(cfg *claims.Config) {
 		cfg.Clock, cfg.Logger = clock, slog.New(logs)
 		cfg.StuckAfter, cfg.Strategy = time.Minute, "balanced"
 	})
 	d := a.want(t0, t1, t2)
-	a.waitHeld(holds(d, []partitions.Partition{t2}, 1))
+	a.waitHeld(holds(d, []partitions.Partition{t2}))
 	ctx, cancel := context.WithTimeout(context.Background(), claimWait)
 	defer cancel()
 	if err := clock.WaitTimers(ctx, 2); err != nil {
@@ -166,6 +166,79 @@ func TestClaimsReportStuckWhileAnotherClaimFails(t *testing.T) {
 		r := logs.Next(t, claimWait)
 		if r.Attrs["holder"] == "" {
 			continue // the failing claim's retries
+		}
+		if r.Level != slog.LevelError || r.Attrs["first"] != "t:0" || r.Attrs["holder"] != "other" {
+			t.Errorf("report on other's claim: %+v", r)
+		}
+		break
+	}
+}
+
+// existsFailingConn fails every Exists, the read that verifies a claim
+// after a reconnection, while fail is set.
+type existsFailingConn struct {
+	session.Conn
+	fail *atomic.Bool
+}
+
+func (c existsFailingConn) Exists(p string) (bool, *zk.Stat, error) {
+	if c.fail.Load() {
+		return false, nil, zk.ErrConnectionClosed
+	}
+	return c.Conn.Exists(p)
+}
+
+// Claims that cannot be verified after a reconnection do not silence the
+// report of claims held too long by another member. (Before, a failed
+// check returned before the attempt armed the report and marked itself
+// failing, so the report waited for an attempt that never succeeded.)
+func TestClaimsReportStuckWhileTheCheckFails(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	proxy := zktest.StartProxy(t, srv.Addr())
+	other := observe(t, []string{srv.Addr()})
+	for _, p := range []string{claimPaths.Members(), claimPaths.Owners()} {
+		if err := zkpath.Ensure(other.Conn, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t0, t1 := ps("t", 0)[0], ps("t", 1)[0]
+	for path, data := range map[string]string{
+		claimPaths.Member("other"): `{"strategy":"range","version":"zkalloc/1"}`,
+		claimPath(t0):              "other",
+	} {
+		if _, err := other.Conn.Create(path, []byte(data), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var fail atomic.Bool
+	clock := actor.NewFakeClock(time.Now())
+	logs := actortest.NewLogs()
+	a := startClaimerWith(t, proxy.Addrs(), "a", 4*time.Second, func(conn session.Conn) session.Conn {
+		return existsFailingConn{Conn: conn, fail: &fail}
+	}, func(cfg *claims.Config) {
+		cfg.Clock, cfg.Logger = clock, slog.New(logs)
+		cfg.StuckAfter, cfg.Strategy = time.Minute, "balanced"
+	})
+	a.waitHeld(holds(a.want(t0, t1), []partitions.Partition{t1}))
+	ctx, cancel := context.WithTimeout(context.Background(), claimWait)
+	defer cancel()
+	if err := clock.WaitTimers(ctx, 1); err != nil {
+		t.Fatal("the stuck timer was never armed")
+	}
+
+	fail.Store(true)
+	before := a.st.Reconnects
+	proxy.Reset()
+	a.waitSession("up again", func(st session.State) bool { return st.Status == session.Up && st.Reconnects > before })
+	if err := clock.WaitTimers(ctx, 2); err != nil {
+		t.Fatal("the retry of the failed check and the stuck timer were never both armed")
+	}
+	clock.Advance(time.Minute)
+	for {
+		r := logs.Next(t, claimWait)
+		if r.Attrs["holder"] == "" {
+			continue // the failing check's retries
 		}
 		if r.Level != slog.LevelError || r.Attrs["first"] != "t:0" || r.Attrs["holder"] != "other" {
 			t.Errorf("report on other's claim: %+v", r)

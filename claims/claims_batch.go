@@ -1,4 +1,4 @@
-package rebalance
+package claims
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -33,9 +34,9 @@ const claimBatchesInFlight = 4
 // and batches whose outcome is unknown (the connection dropped), is
 // claimed one at a time by [Claims.acquire], which finds a claim of ours
 // that was created after all.
-func (c *Claims) acquireAll(conn session.Conn, ps []Partition, sid int64) []outcome {
+func (c *Claims) acquireAll(conn session.Conn, ps []partitions.Partition, sid int64) []outcome {
 	if len(ps) < 2 {
-		return inParallel(ps, func(p Partition) outcome { return c.acquire(conn, p, sid) })
+		return inParallel(ps, func(p partitions.Partition) outcome { return c.acquire(conn, p, sid) })
 	}
 	results := make([]outcome, len(ps))
 	all := make([]int, len(ps))
@@ -83,7 +84,7 @@ func (c *Claims) acquireAll(conn session.Conn, ps []Partition, sid int64) []outc
 // batches, and sets status[i] to each batch's outcome and results[i] for
 // those created. A group's first claims find no parent node: it creates
 // that and tries those batches again.
-func (c *Claims) createAll(conn session.Conn, ps []Partition, idx []int, sid int64, results []outcome, status []batchOutcome) {
+func (c *Claims) createAll(conn session.Conn, ps []partitions.Partition, idx []int, sid int64, results []outcome, status []batchOutcome) {
 	data, acl := []byte(c.cfg.Member), zk.WorldACL(zk.PermAll)
 	paths := make([]string, len(idx))
 	for k, i := range idx {
@@ -96,7 +97,7 @@ func (c *Claims) createAll(conn session.Conn, ps []Partition, idx []int, sid int
 			ops = append(ops, &zk.CreateRequest{Path: path, Data: data, Acl: acl, Flags: zk.FlagEphemeral})
 		}
 		res, err := conn.Multi(ops...)
-		st, r := batchDone, outcome{state: held}
+		st, r := batchDone, outcome{state: stateHeld}
 		switch {
 		case errors.Is(err, zk.ErrNoNode) && len(res) == len(ops):
 			st = batchNoParent // no claim can exist without the parent
@@ -135,7 +136,7 @@ func (c *Claims) createAll(conn session.Conn, ps []Partition, idx []int, sid int
 // earlier create went through), by an earlier one of ours (foundStale, to
 // delete and create again), or no claim (foundFree, released meanwhile;
 // the watch then fires for our own create and is dropped).
-func (c *Claims) look(conn session.Conn, p Partition, sid int64) (outcome, claimFound, *zk.Stat) {
+func (c *Claims) look(conn session.Conn, p partitions.Partition, sid int64) (outcome, claimFound, *zk.Stat) {
 	exists, stat, watch, err := conn.ExistsW(c.path(p))
 	switch {
 	case err != nil:
@@ -143,12 +144,12 @@ func (c *Claims) look(conn session.Conn, p Partition, sid int64) (outcome, claim
 	case !exists:
 		return outcome{}, foundFree, nil
 	case stat.EphemeralOwner == sid:
-		return outcome{state: held}, foundFinal, stat
+		return outcome{state: stateHeld}, foundFinal, stat
 	case c.ownedBefore(stat.EphemeralOwner):
 		return outcome{}, foundStale, stat
 	}
 	c.cfg.Logger.Debug("zkalloc: waiting for claim", "partition", p.String(), "owner", fmt.Sprintf("%#x", stat.EphemeralOwner))
-	return outcome{state: waiting, watch: watch, holder: stat.EphemeralOwner}, foundFinal, stat
+	return outcome{state: stateWaiting, watch: watch, holder: stat.EphemeralOwner}, foundFinal, stat
 }
 
 // claimFound is what [Claims.look] found.
@@ -175,9 +176,9 @@ const (
 // them in batches, each one multi-operation whose deletes also check that
 // the node is still the version read. The partitions of a batch that
 // failed are released one at a time by release.
-func (c *Claims) releaseAll(conn session.Conn, ps []Partition, sid int64) []outcome {
+func (c *Claims) releaseAll(conn session.Conn, ps []partitions.Partition, sid int64) []outcome {
 	if len(ps) < 2 {
-		return inParallel(ps, func(p Partition) outcome { return c.release(conn, p, sid) })
+		return inParallel(ps, func(p partitions.Partition) outcome { return c.release(conn, p, sid) })
 	}
 	results := make([]outcome, len(ps))
 	version := make([]int32, len(ps))
@@ -207,7 +208,7 @@ func (c *Claims) releaseAll(conn session.Conn, ps []Partition, sid int64) []outc
 		done[b] = true
 		c.cfg.Logger.Debug("zkalloc: released a batch", "first", paths[bounds[b]], "claims", len(ops))
 		for _, i := range del[bounds[b]:bounds[b+1]] {
-			results[i] = outcome{state: notHeld}
+			results[i] = outcome{state: stateNotHeld}
 		}
 	})
 	var rest []int
