@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
@@ -35,7 +36,7 @@ type Config struct {
 	// Member names this member; it must be unique in the group while it
 	// runs. Group and Member are ZooKeeper node names: no '/', no control
 	// or invisible characters, none beyond U+FFFF (such as emoji, which
-	// ZooKeeper refuses), not "." or ".." (see [partitions.ValidateName]).
+	// ZooKeeper refuses), not "." or "..".
 	Member string
 	// Root is the ZooKeeper path under which groups live; default
 	// [DefaultRoot].
@@ -95,16 +96,16 @@ func (c Config) withDefaults() (Config, error) {
 			return c, fmt.Errorf("%w: Servers[%d] %q: want host or host:port", ErrInvalidConfig, i, s)
 		}
 	}
-	if err := partitions.ValidateName(c.Group); err != nil {
+	if err := zkpath.ValidateName(c.Group); err != nil {
 		return c, fmt.Errorf("%w: Group %q: %w", ErrInvalidConfig, c.Group, err)
 	}
-	if err := partitions.ValidateName(c.Member); err != nil {
+	if err := zkpath.ValidateName(c.Member); err != nil {
 		return c, fmt.Errorf("%w: Member %q: %w", ErrInvalidConfig, c.Member, err)
 	}
 	if c.Root == "" {
 		c.Root = DefaultRoot
 	}
-	if err := validateRoot(c.Root); err != nil {
+	if err := zkpath.ValidateRoot(c.Root); err != nil {
 		return c, fmt.Errorf("%w: Root %q: %w", ErrInvalidConfig, c.Root, err)
 	}
 	seed, err := partitions.Normalize(c.Partitions)
@@ -136,21 +137,4 @@ func (c Config) withDefaults() (Config, error) {
 		c.Logger = slog.Default()
 	}
 	return c, nil
-}
-
-// validateRoot accepts an absolute ZooKeeper path of valid node names,
-// without a trailing slash, outside ZooKeeper's own /zookeeper tree.
-func validateRoot(root string) error {
-	if !strings.HasPrefix(root, "/") || root == "/" || strings.HasSuffix(root, "/") {
-		return errors.New("want an absolute path such as /zkalloc, without a trailing '/'")
-	}
-	for _, part := range strings.Split(root[1:], "/") {
-		if err := partitions.ValidateName(part); err != nil {
-			return err
-		}
-	}
-	if root == "/zookeeper" || strings.HasPrefix(root, "/zookeeper/") {
-		return errors.New("reserved by ZooKeeper")
-	}
-	return nil
 }
