@@ -11,6 +11,7 @@ import (
 
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/internal/zktest"
+	"github.com/zkalloc/zkalloc/partitions"
 )
 
 func TestNewRejectsBadConfig(t *testing.T) {
@@ -30,6 +31,9 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"member with slash", func(c *zkalloc.Config) { c.Member = "x/y" }, "Member"},
 		{"member with newline", func(c *zkalloc.Config) { c.Member = "x\ny" }, "Member"},
 		{"member dot-dot", func(c *zkalloc.Config) { c.Member = ".." }, "Member"},
+		{"group of 1,000 bytes", func(c *zkalloc.Config) { c.Group = strings.Repeat("g", 1000) }, "Group"},
+		{"member of 1,000 bytes", func(c *zkalloc.Config) { c.Member = strings.Repeat("m", 1000) }, "Member"},
+		{"member of 250 bytes", func(c *zkalloc.Config) { c.Member = strings.Repeat("m", 250) }, "Member"},
 		{"relative root", func(c *zkalloc.Config) { c.Root = "zkalloc" }, "Root"},
 		{"root with trailing slash", func(c *zkalloc.Config) { c.Root = "/zkalloc/" }, "Root"},
 		{"root in /zookeeper", func(c *zkalloc.Config) { c.Root = "/zookeeper/x" }, "Root"},
@@ -55,6 +59,37 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 	if _, err := zkalloc.New(good); err != nil {
 		t.Fatalf("New(good) = %v", err)
+	}
+}
+
+// TestNewBoundsNames: Group and Member are bounded like Kafka's topic
+// names, and the error names the field and the limit without quoting the
+// whole name.
+func TestNewBoundsNames(t *testing.T) {
+	t.Parallel()
+	good := zkalloc.Config{Servers: []string{"127.0.0.1:2181"}, Group: "g", Member: "m"}
+	longest := strings.Repeat("ü", partitions.MaxTopicLen/2) + "x" // 249 bytes
+	for _, field := range []string{"Group", "Member"} {
+		set := func(c *zkalloc.Config, v string) {
+			if field == "Group" {
+				c.Group = v
+			} else {
+				c.Member = v
+			}
+		}
+		cfg := good
+		set(&cfg, longest)
+		if _, err := zkalloc.New(cfg); err != nil {
+			t.Errorf("New with a %s of %d bytes = %v", field, len(longest), err)
+		}
+		set(&cfg, strings.Repeat("n", 1000))
+		_, err := zkalloc.New(cfg)
+		if !errors.Is(err, zkalloc.ErrInvalidConfig) {
+			t.Fatalf("New with a %s of 1,000 bytes = %v, want ErrInvalidConfig", field, err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, field+" ") || !strings.Contains(msg, "1000 bytes") || !strings.Contains(msg, "249") || len(msg) > 300 {
+			t.Errorf("New with a %s of 1,000 bytes = %q, want the field, the length and the limit of 249 named, briefly", field, msg)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,9 +35,10 @@ type Config struct {
 	// same Root share one partition set.
 	Group string
 	// Member names this member; it must be unique in the group while it
-	// runs. Group and Member are ZooKeeper node names: no '/', no control
-	// or invisible characters, none beyond U+FFFF (such as emoji, which
-	// ZooKeeper refuses), not "." or "..".
+	// runs. Group and Member are ZooKeeper node names of 1 to 249 bytes
+	// ([partitions.MaxTopicLen], Kafka's limit on topic names): no '/', no
+	// control or invisible characters, none beyond U+FFFF (such as emoji,
+	// which ZooKeeper refuses), not "." or "..".
 	Member string
 	// Root is the ZooKeeper path under which groups live; default
 	// [DefaultRoot].
@@ -96,11 +98,10 @@ func (c Config) withDefaults() (Config, error) {
 			return c, fmt.Errorf("%w: Servers[%d] %q: want host or host:port", ErrInvalidConfig, i, s)
 		}
 	}
-	if err := zkpath.ValidateName(c.Group); err != nil {
-		return c, fmt.Errorf("%w: Group %q: %w", ErrInvalidConfig, c.Group, err)
-	}
-	if err := zkpath.ValidateName(c.Member); err != nil {
-		return c, fmt.Errorf("%w: Member %q: %w", ErrInvalidConfig, c.Member, err)
+	for _, f := range []struct{ name, v string }{{"Group", c.Group}, {"Member", c.Member}} {
+		if err := validateName(f.v); err != nil {
+			return c, fmt.Errorf("%w: %s %s: %w", ErrInvalidConfig, f.name, quoteShort(f.v), err)
+		}
 	}
 	if c.Root == "" {
 		c.Root = DefaultRoot
@@ -137,4 +138,28 @@ func (c Config) withDefaults() (Config, error) {
 		c.Logger = slog.Default()
 	}
 	return c, nil
+}
+
+// validateName checks a group or member name: a ZooKeeper node name of at
+// most [partitions.MaxTopicLen] bytes. Every member reads every other's
+// name in one reply, which a client refuses past its buffer: with names
+// of hundreds of kilobytes, a few members would cut the whole group off.
+func validateName(name string) error {
+	if err := zkpath.ValidateName(name); err != nil {
+		return err
+	}
+	if len(name) > partitions.MaxTopicLen {
+		return fmt.Errorf("%d bytes, longer than the limit of %d", len(name), partitions.MaxTopicLen)
+	}
+	return nil
+}
+
+// quoteShort quotes s for an error message, cut to its first 64 bytes
+// with the length said, so that a huge bad value does not flood the log.
+func quoteShort(s string) string {
+	const show = 64
+	if len(s) <= show {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%q... (%d bytes)", s[:show], len(s))
 }
