@@ -25,7 +25,7 @@ func TestMembershipRetryDelayEndsOnReconnection(t *testing.T) {
 	obs := observe(t, []string{srv.Addr()})
 	var fail atomic.Bool
 	clock := actor.NewFakeClock(time.Now())
-	m := startMemberWrapped(t, proxy.Addrs(), "m", nil, 4*time.Second, func(conn session.Conn) session.Conn {
+	m := startMemberWrapped(t, proxy.Addrs(), "m", membership.Info{}, 4*time.Second, func(conn session.Conn) session.Conn {
 		return actortest.FailingConn{Conn: conn, Fail: &fail}
 	}, func(cfg *membership.Config) { cfg.Clock = clock })
 	m.waitSession("up", isUp)

@@ -42,18 +42,18 @@ type member struct {
 	failed bool
 }
 
-func startMember(t *testing.T, servers []string, name string, data []byte, timeout time.Duration) *member {
+func startMember(t *testing.T, servers []string, name string, info membership.Info, timeout time.Duration) *member {
 	t.Helper()
-	return startMemberWrapped(t, servers, name, data, timeout, nil, nil)
+	return startMemberWrapped(t, servers, name, info, timeout, nil, nil)
 }
 
 // startMemberWrapped is startMember with the session's connection wrapped
 // by wrap, and the membership's Config changed by configure, each if it is
 // not nil.
-func startMemberWrapped(t *testing.T, servers []string, name string, data []byte, timeout time.Duration, wrap func(session.Conn) session.Conn, configure func(*membership.Config)) *member {
+func startMemberWrapped(t *testing.T, servers []string, name string, info membership.Info, timeout time.Duration, wrap func(session.Conn) session.Conn, configure func(*membership.Config)) *member {
 	t.Helper()
 	sess := session.New(session.Config{Servers: servers, Timeout: timeout, WrapConn: wrap})
-	cfg := membership.Config{Paths: paths, Member: name, Data: data, Session: sess.Subscribe()}
+	cfg := membership.Config{Paths: paths, Member: name, Info: info, Session: sess.Subscribe()}
 	if configure != nil {
 		configure(&cfg)
 	}
@@ -108,9 +108,10 @@ func observe(t *testing.T, servers []string) session.State {
 }
 
 // checkNode checks that name's member node is ephemeral, owned by owner,
-// and holds data, and returns its stat.
-func checkNode(t *testing.T, conn session.Conn, name string, owner int64, data []byte) *zk.Stat {
+// and holds info, and returns its stat.
+func checkNode(t *testing.T, conn session.Conn, name string, owner int64, info membership.Info) *zk.Stat {
 	t.Helper()
+	data := info.Data()
 	got, stat, err := conn.Get(paths.Member(name))
 	if err != nil {
 		t.Fatalf("member node %s: %v", name, err)
@@ -156,15 +157,15 @@ func TestMembershipRegisters(t *testing.T) {
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers := []string{srv.Addr()}
 	obs := observe(t, servers)
-	data1, data2 := []byte(`{"host":"h1","pid":1}`), []byte(`{"host":"h2","pid":2}`)
-	m2 := startMember(t, servers, "m2", data2, 4*time.Second)
-	m1 := startMember(t, servers, "m1", data1, 4*time.Second)
+	info1, info2 := membership.Info{Host: "h1", PID: 1}, membership.Info{Host: "h2", PID: 2}
+	m2 := startMember(t, servers, "m2", info2, 4*time.Second)
+	m1 := startMember(t, servers, "m1", info1, 4*time.Second)
 	m1.waitSession("up", isUp)
 	m2.waitSession("up", isUp)
 	v1, v2 := m1.waitView(listing("m1", "m2")), m2.waitView(listing("m1", "m2"))
 
-	checkNode(t, obs.Conn, "m1", m1.st.SessionID, data1)
-	checkNode(t, obs.Conn, "m2", m2.st.SessionID, data2)
+	checkNode(t, obs.Conn, "m1", m1.st.SessionID, info1)
+	checkNode(t, obs.Conn, "m2", m2.st.SessionID, info2)
 	z := pzxid(t, obs.Conn)
 	for _, c := range []struct {
 		m *member
@@ -182,13 +183,13 @@ func TestMembershipRefusesDuplicate(t *testing.T) {
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers := []string{srv.Addr()}
 	obs := observe(t, servers)
-	data := []byte(`{"host":"h1","pid":1,"started":"2026-01-01T00:00:00Z"}`)
-	first := startMember(t, servers, "m", data, 4*time.Second)
+	info := membership.Info{Host: "h1", PID: 1, Started: "2026-01-01T00:00:00Z"}
+	first := startMember(t, servers, "m", info, 4*time.Second)
 	first.waitSession("up", isUp)
 	first.waitView(listing("m"))
 
 	start := time.Now()
-	dup := startMember(t, servers, "m", []byte(`{"host":"h2","pid":2}`), 4*time.Second)
+	dup := startMember(t, servers, "m", membership.Info{Host: "h2", PID: 2}, 4*time.Second)
 	dup.failed = true
 	select {
 	case <-dup.done:
@@ -206,7 +207,7 @@ func TestMembershipRefusesDuplicate(t *testing.T) {
 	if took > 4*time.Second {
 		t.Errorf("duplicate refused after %v, want it at the first registration", took)
 	}
-	checkNode(t, obs.Conn, "m", first.st.SessionID, data)
+	checkNode(t, obs.Conn, "m", first.st.SessionID, info)
 	first.waitView(listing("m")) // still running
 }
 
@@ -215,11 +216,11 @@ func TestMembershipFollowsTheList(t *testing.T) {
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers := []string{srv.Addr()}
 	obs := observe(t, servers)
-	data := []byte(`{"host":"h1"}`)
-	m := startMember(t, servers, "m", data, 4*time.Second)
+	info := membership.Info{Host: "h1"}
+	m := startMember(t, servers, "m", info, 4*time.Second)
 	m.waitSession("up", isUp)
 	m.waitView(listing("m"))
-	before := checkNode(t, obs.Conn, "m", m.st.SessionID, data)
+	before := checkNode(t, obs.Conn, "m", m.st.SessionID, info)
 
 	// Another session's members come and go.
 	if _, err := obs.Conn.Create(paths.Member("x"), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
@@ -242,7 +243,7 @@ func TestMembershipFollowsTheList(t *testing.T) {
 	}
 	what, listed := listing("m")
 	again := m.waitView(what+" after the node was deleted", func(w membership.View) bool { return w.Zxid > v.Zxid && listed(w) })
-	after := checkNode(t, obs.Conn, "m", m.st.SessionID, data)
+	after := checkNode(t, obs.Conn, "m", m.st.SessionID, info)
 	if after.Czxid <= before.Czxid {
 		t.Errorf("member node czxid %d, was %d; want it created again", after.Czxid, before.Czxid)
 	}
@@ -257,8 +258,8 @@ func TestMembershipRegistersAgainAfterExpiry(t *testing.T) {
 	proxy := zktest.StartProxy(t, srv.Addr())
 	obs := observe(t, []string{srv.Addr()})
 	const timeout = 2 * time.Second
-	data := []byte(`{"host":"h1"}`)
-	m := startMember(t, proxy.Addrs(), "m", data, timeout)
+	info := membership.Info{Host: "h1"}
+	m := startMember(t, proxy.Addrs(), "m", info, timeout)
 	old := m.waitSession("up", isUp).SessionID
 	m.waitView(listing("m"))
 
@@ -269,7 +270,7 @@ func TestMembershipRegistersAgainAfterExpiry(t *testing.T) {
 	st := m.waitSession("up in a new session", func(st session.State) bool { return isUp(st) && st.SessionID != old })
 	what, listed := listing("m")
 	m.waitView(what+" in the new session", func(v membership.View) bool { return v.SessionID == st.SessionID && listed(v) })
-	checkNode(t, obs.Conn, "m", st.SessionID, data)
+	checkNode(t, obs.Conn, "m", st.SessionID, info)
 }
 
 // TestMembershipStopsWhenItsNameIsTaken: our node is deleted and, in the
@@ -280,7 +281,7 @@ func TestMembershipStopsWhenItsNameIsTaken(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers := []string{srv.Addr()}
-	m := startMember(t, servers, "m", nil, 4*time.Second)
+	m := startMember(t, servers, "m", membership.Info{}, 4*time.Second)
 	m.waitSession("up", isUp)
 	m.waitView(listing("m"))
 	takeOver(t, servers, m)
@@ -320,7 +321,7 @@ func TestMembershipRetriesItsOwnWatch(t *testing.T) {
 	servers := []string{srv.Addr()}
 	var failed atomic.Bool
 	watched := make(chan struct{}, 1)
-	m := startMemberWrapped(t, servers, "m", nil, 4*time.Second, func(c session.Conn) session.Conn {
+	m := startMemberWrapped(t, servers, "m", membership.Info{}, 4*time.Second, func(c session.Conn) session.Conn {
 		return flakyOwnWatch{Conn: c, failed: &failed, watched: watched}
 	}, nil)
 	m.waitSession("up", isUp)
@@ -366,12 +367,12 @@ func TestMembershipRefusesAnotherStrategy(t *testing.T) {
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers := []string{srv.Addr()}
 	obs := observe(t, servers)
-	old := startMember(t, servers, "a-old", []byte(`{"host":"h0","pid":1}`), 4*time.Second) // an older version: no strategy
+	old := startMember(t, servers, "a-old", membership.Info{Host: "h0", PID: 1}, 4*time.Second) // an older version: no strategy
 	old.waitView(listing("a-old"))
-	same := startMember(t, servers, "b-same", []byte(`{"host":"h1","pid":3,"strategy":"balanced"}`), 4*time.Second)
+	same := startMember(t, servers, "b-same", membership.Info{Host: "h1", PID: 3, Strategy: "balanced"}, 4*time.Second)
 	same.waitView(listing("a-old", "b-same"))
 
-	other := startMember(t, servers, "c-other", []byte(`{"host":"h2","pid":2,"strategy":"range"}`), 4*time.Second)
+	other := startMember(t, servers, "c-other", membership.Info{Host: "h2", PID: 2, Strategy: "range"}, 4*time.Second)
 	other.failed = true
 	select {
 	case <-other.done:
