@@ -87,8 +87,9 @@ type Config struct {
 	wrapConn func(session.Conn) session.Conn
 }
 
-// withDefaults validates c and returns it with defaults filled in and the
-// seed normalized.
+// withDefaults validates c and returns it with defaults filled in. The
+// seed, Partitions, is left to partitions.New, which validates and
+// normalizes it once (New wraps its error in [ErrInvalidConfig]).
 func (c Config) withDefaults() (Config, error) {
 	if len(c.Servers) == 0 {
 		return c, fmt.Errorf("%w: Servers: empty", ErrInvalidConfig)
@@ -109,11 +110,6 @@ func (c Config) withDefaults() (Config, error) {
 	if err := zkpath.ValidateRoot(c.Root); err != nil {
 		return c, fmt.Errorf("%w: Root %q: %w", ErrInvalidConfig, c.Root, err)
 	}
-	seed, err := partitions.Normalize(c.Partitions)
-	if err != nil {
-		return c, fmt.Errorf("%w: Partitions: %w", ErrInvalidConfig, err)
-	}
-	c.Partitions = seed
 	for _, d := range []struct {
 		name string
 		v    *time.Duration
