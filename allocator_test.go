@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc"
+	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/partitions"
 )
@@ -136,7 +137,7 @@ func TestFiveMembersConverge(t *testing.T) {
 	t.Parallel()
 	srv := server(t)
 	c := newCluster(t, []string{srv.Addr()})
-	want := append(parts("events", 30), parts("logs", 7)...)
+	want := append(actortest.PartsN("events", 30), actortest.PartsN("logs", 7)...)
 	for i := range 5 {
 		c.start(c.config(fmt.Sprintf("m%d", i), map[string][]int32{"events": ids(30), "logs": ids(7)}))
 	}
@@ -161,7 +162,7 @@ func TestDuplicateMemberRefused(t *testing.T) {
 		t.Fatalf("Start of a second %q = %v, want ErrDuplicateMember", "same", err)
 	}
 	// The first keeps its name and its partitions.
-	c.waitConverged(parts("t", 4))
+	c.waitConverged(actortest.PartsN("t", 4))
 	if u, _ := first.snapshot(); len(u.Assigned) != 4 {
 		t.Errorf("first member has %v after the duplicate was refused, want all 4", u.Assigned)
 	}
@@ -171,7 +172,7 @@ func TestGracefulLeaveHandsOver(t *testing.T) {
 	t.Parallel()
 	srv := server(t)
 	c := newCluster(t, []string{srv.Addr()})
-	want := parts("t", 12)
+	want := actortest.PartsN("t", 12)
 	var ms []*member
 	for i := range 3 {
 		cfg := c.config(fmt.Sprintf("m%d", i), map[string][]int32{"t": ids(12)})
@@ -204,7 +205,7 @@ func TestAddAndRemovePartitions(t *testing.T) {
 	a := c.start(c.config("a", map[string][]int32{"t": ids(4)}))
 	c.start(c.config("b", nil))
 	c.start(c.config("c", map[string][]int32{"t": {2, 3, 4}}))
-	want := parts("t", 5)
+	want := actortest.PartsN("t", 5)
 	c.waitConverged(want)
 
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
@@ -213,14 +214,14 @@ func TestAddAndRemovePartitions(t *testing.T) {
 		t.Fatalf("AddPartitions: %v", err)
 	}
 	want = append(want, zkalloc.Partition{Topic: "t", ID: 10})
-	want = append(want, parts("u", 3)...)
+	want = append(want, actortest.PartsN("u", 3)...)
 	c.waitConverged(want)
 
 	b := c.members["b"]
 	if err := b.alloc.RemovePartitions(ctx, map[string][]int32{"t": {0, 10, 77}, "u": {0, 1, 2}}); err != nil {
 		t.Fatalf("RemovePartitions: %v", err)
 	}
-	want = without(parts("t", 5), zkalloc.Partition{Topic: "t", ID: 0})
+	want = without(actortest.PartsN("t", 5), zkalloc.Partition{Topic: "t", ID: 0})
 	c.waitConverged(want)
 
 	if err := b.alloc.AddPartitions(ctx, map[string][]int32{"t": {-1}}); err == nil {
@@ -236,7 +237,7 @@ func TestCutOffMemberIsReplacedAndRejoins(t *testing.T) {
 	srv := server(t)
 	proxy := zktest.StartProxy(t, srv.Addr())
 	c := newCluster(t, []string{srv.Addr()})
-	want := parts("t", 9)
+	want := actortest.PartsN("t", 9)
 	c.start(c.config("a", map[string][]int32{"t": ids(9)}))
 	c.start(c.config("b", nil))
 	cutCfg := c.config("cut", nil)
@@ -271,7 +272,7 @@ func TestServerRestart(t *testing.T) {
 	t.Parallel()
 	srv := server(t)
 	c := newCluster(t, []string{srv.Addr()})
-	want := parts("t", 8)
+	want := actortest.PartsN("t", 8)
 	for _, name := range []string{"a", "b", "c"} {
 		c.start(c.config(name, map[string][]int32{"t": ids(8)}))
 	}
