@@ -75,7 +75,7 @@ func New(cfg Config) (*Allocator, error) {
 	members := membership.New(membership.Config{
 		Paths:   paths,
 		Member:  cfg.Member,
-		Data:    membership.ThisProcess(cfg.Strategy.Name()).Data(),
+		Info:    membership.ThisProcess(cfg.Strategy.Name()),
 		Session: sess.Subscribe(),
 		Logger:  log,
 	})

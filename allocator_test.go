@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc"
+	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zktest"
+	"github.com/zkalloc/zkalloc/partitions"
 )
 
 func TestNewRejectsBadConfig(t *testing.T) {
@@ -30,6 +32,9 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"member with slash", func(c *zkalloc.Config) { c.Member = "x/y" }, "Member"},
 		{"member with newline", func(c *zkalloc.Config) { c.Member = "x\ny" }, "Member"},
 		{"member dot-dot", func(c *zkalloc.Config) { c.Member = ".." }, "Member"},
+		{"group of 1,000 bytes", func(c *zkalloc.Config) { c.Group = strings.Repeat("g", 1000) }, "Group"},
+		{"member of 1,000 bytes", func(c *zkalloc.Config) { c.Member = strings.Repeat("m", 1000) }, "Member"},
+		{"member of 250 bytes", func(c *zkalloc.Config) { c.Member = strings.Repeat("m", 250) }, "Member"},
 		{"relative root", func(c *zkalloc.Config) { c.Root = "zkalloc" }, "Root"},
 		{"root with trailing slash", func(c *zkalloc.Config) { c.Root = "/zkalloc/" }, "Root"},
 		{"root in /zookeeper", func(c *zkalloc.Config) { c.Root = "/zookeeper/x" }, "Root"},
@@ -55,6 +60,37 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 	if _, err := zkalloc.New(good); err != nil {
 		t.Fatalf("New(good) = %v", err)
+	}
+}
+
+// TestNewBoundsNames: Group and Member are bounded like Kafka's topic
+// names, and the error names the field and the limit without quoting the
+// whole name.
+func TestNewBoundsNames(t *testing.T) {
+	t.Parallel()
+	good := zkalloc.Config{Servers: []string{"127.0.0.1:2181"}, Group: "g", Member: "m"}
+	longest := strings.Repeat("ü", partitions.MaxTopicLen/2) + "x" // 249 bytes
+	for _, field := range []string{"Group", "Member"} {
+		set := func(c *zkalloc.Config, v string) {
+			if field == "Group" {
+				c.Group = v
+			} else {
+				c.Member = v
+			}
+		}
+		cfg := good
+		set(&cfg, longest)
+		if _, err := zkalloc.New(cfg); err != nil {
+			t.Errorf("New with a %s of %d bytes = %v", field, len(longest), err)
+		}
+		set(&cfg, strings.Repeat("n", 1000))
+		_, err := zkalloc.New(cfg)
+		if !errors.Is(err, zkalloc.ErrInvalidConfig) {
+			t.Fatalf("New with a %s of 1,000 bytes = %v, want ErrInvalidConfig", field, err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, field+" ") || !strings.Contains(msg, "1000 bytes") || !strings.Contains(msg, "249") || len(msg) > 300 {
+			t.Errorf("New with a %s of 1,000 bytes = %q, want the field, the length and the limit of 249 named, briefly", field, msg)
+		}
 	}
 }
 
@@ -101,7 +137,7 @@ func TestFiveMembersConverge(t *testing.T) {
 	t.Parallel()
 	srv := server(t)
 	c := newCluster(t, []string{srv.Addr()})
-	want := append(parts("events", 30), parts("logs", 7)...)
+	want := append(actortest.PartsN("events", 30), actortest.PartsN("logs", 7)...)
 	for i := range 5 {
 		c.start(c.config(fmt.Sprintf("m%d", i), map[string][]int32{"events": ids(30), "logs": ids(7)}))
 	}
@@ -126,7 +162,7 @@ func TestDuplicateMemberRefused(t *testing.T) {
 		t.Fatalf("Start of a second %q = %v, want ErrDuplicateMember", "same", err)
 	}
 	// The first keeps its name and its partitions.
-	c.waitConverged(parts("t", 4))
+	c.waitConverged(actortest.PartsN("t", 4))
 	if u, _ := first.snapshot(); len(u.Assigned) != 4 {
 		t.Errorf("first member has %v after the duplicate was refused, want all 4", u.Assigned)
 	}
@@ -136,7 +172,7 @@ func TestGracefulLeaveHandsOver(t *testing.T) {
 	t.Parallel()
 	srv := server(t)
 	c := newCluster(t, []string{srv.Addr()})
-	want := parts("t", 12)
+	want := actortest.PartsN("t", 12)
 	var ms []*member
 	for i := range 3 {
 		cfg := c.config(fmt.Sprintf("m%d", i), map[string][]int32{"t": ids(12)})
@@ -169,7 +205,7 @@ func TestAddAndRemovePartitions(t *testing.T) {
 	a := c.start(c.config("a", map[string][]int32{"t": ids(4)}))
 	c.start(c.config("b", nil))
 	c.start(c.config("c", map[string][]int32{"t": {2, 3, 4}}))
-	want := parts("t", 5)
+	want := actortest.PartsN("t", 5)
 	c.waitConverged(want)
 
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
@@ -178,14 +214,14 @@ func TestAddAndRemovePartitions(t *testing.T) {
 		t.Fatalf("AddPartitions: %v", err)
 	}
 	want = append(want, zkalloc.Partition{Topic: "t", ID: 10})
-	want = append(want, parts("u", 3)...)
+	want = append(want, actortest.PartsN("u", 3)...)
 	c.waitConverged(want)
 
 	b := c.members["b"]
 	if err := b.alloc.RemovePartitions(ctx, map[string][]int32{"t": {0, 10, 77}, "u": {0, 1, 2}}); err != nil {
 		t.Fatalf("RemovePartitions: %v", err)
 	}
-	want = without(parts("t", 5), zkalloc.Partition{Topic: "t", ID: 0})
+	want = without(actortest.PartsN("t", 5), zkalloc.Partition{Topic: "t", ID: 0})
 	c.waitConverged(want)
 
 	if err := b.alloc.AddPartitions(ctx, map[string][]int32{"t": {-1}}); err == nil {
@@ -201,7 +237,7 @@ func TestCutOffMemberIsReplacedAndRejoins(t *testing.T) {
 	srv := server(t)
 	proxy := zktest.StartProxy(t, srv.Addr())
 	c := newCluster(t, []string{srv.Addr()})
-	want := parts("t", 9)
+	want := actortest.PartsN("t", 9)
 	c.start(c.config("a", map[string][]int32{"t": ids(9)}))
 	c.start(c.config("b", nil))
 	cutCfg := c.config("cut", nil)
@@ -236,7 +272,7 @@ func TestServerRestart(t *testing.T) {
 	t.Parallel()
 	srv := server(t)
 	c := newCluster(t, []string{srv.Addr()})
-	want := parts("t", 8)
+	want := actortest.PartsN("t", 8)
 	for _, name := range []string{"a", "b", "c"} {
 		c.start(c.config(name, map[string][]int32{"t": ids(8)}))
 	}

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
@@ -33,9 +35,10 @@ type Config struct {
 	// same Root share one partition set.
 	Group string
 	// Member names this member; it must be unique in the group while it
-	// runs. Group and Member are ZooKeeper node names: no '/', no control
-	// or invisible characters, none beyond U+FFFF (such as emoji, which
-	// ZooKeeper refuses), not "." or ".." (see [partitions.ValidateName]).
+	// runs. Group and Member are ZooKeeper node names of 1 to 249 bytes
+	// ([partitions.MaxTopicLen], Kafka's limit on topic names): no '/', no
+	// control or invisible characters, none beyond U+FFFF (such as emoji,
+	// which ZooKeeper refuses), not "." or "..".
 	Member string
 	// Root is the ZooKeeper path under which groups live; default
 	// [DefaultRoot].
@@ -84,8 +87,9 @@ type Config struct {
 	wrapConn func(session.Conn) session.Conn
 }
 
-// withDefaults validates c and returns it with defaults filled in and the
-// seed normalized.
+// withDefaults validates c and returns it with defaults filled in. The
+// seed, Partitions, is left to partitions.New, which validates and
+// normalizes it once (New wraps its error in [ErrInvalidConfig]).
 func (c Config) withDefaults() (Config, error) {
 	if len(c.Servers) == 0 {
 		return c, fmt.Errorf("%w: Servers: empty", ErrInvalidConfig)
@@ -95,23 +99,17 @@ func (c Config) withDefaults() (Config, error) {
 			return c, fmt.Errorf("%w: Servers[%d] %q: want host or host:port", ErrInvalidConfig, i, s)
 		}
 	}
-	if err := partitions.ValidateName(c.Group); err != nil {
-		return c, fmt.Errorf("%w: Group %q: %w", ErrInvalidConfig, c.Group, err)
-	}
-	if err := partitions.ValidateName(c.Member); err != nil {
-		return c, fmt.Errorf("%w: Member %q: %w", ErrInvalidConfig, c.Member, err)
+	for _, f := range []struct{ name, v string }{{"Group", c.Group}, {"Member", c.Member}} {
+		if err := validateName(f.v); err != nil {
+			return c, fmt.Errorf("%w: %s %s: %w", ErrInvalidConfig, f.name, quoteShort(f.v), err)
+		}
 	}
 	if c.Root == "" {
 		c.Root = DefaultRoot
 	}
-	if err := validateRoot(c.Root); err != nil {
+	if err := zkpath.ValidateRoot(c.Root); err != nil {
 		return c, fmt.Errorf("%w: Root %q: %w", ErrInvalidConfig, c.Root, err)
 	}
-	seed, err := partitions.Normalize(c.Partitions)
-	if err != nil {
-		return c, fmt.Errorf("%w: Partitions: %w", ErrInvalidConfig, err)
-	}
-	c.Partitions = seed
 	for _, d := range []struct {
 		name string
 		v    *time.Duration
@@ -138,19 +136,26 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-// validateRoot accepts an absolute ZooKeeper path of valid node names,
-// without a trailing slash, outside ZooKeeper's own /zookeeper tree.
-func validateRoot(root string) error {
-	if !strings.HasPrefix(root, "/") || root == "/" || strings.HasSuffix(root, "/") {
-		return errors.New("want an absolute path such as /zkalloc, without a trailing '/'")
+// validateName checks a group or member name: a ZooKeeper node name of at
+// most [partitions.MaxTopicLen] bytes. Every member reads every other's
+// name in one reply, which a client refuses past its buffer: with names
+// of hundreds of kilobytes, a few members would cut the whole group off.
+func validateName(name string) error {
+	if err := zkpath.ValidateName(name); err != nil {
+		return err
 	}
-	for _, part := range strings.Split(root[1:], "/") {
-		if err := partitions.ValidateName(part); err != nil {
-			return err
-		}
-	}
-	if root == "/zookeeper" || strings.HasPrefix(root, "/zookeeper/") {
-		return errors.New("reserved by ZooKeeper")
+	if len(name) > partitions.MaxTopicLen {
+		return fmt.Errorf("%d bytes, longer than the limit of %d", len(name), partitions.MaxTopicLen)
 	}
 	return nil
+}
+
+// quoteShort quotes s for an error message, cut to its first 64 bytes
+// with the length said, so that a huge bad value does not flood the log.
+func quoteShort(s string) string {
+	const show = 64
+	if len(s) <= show {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%q... (%d bytes)", s[:show], len(s))
 }

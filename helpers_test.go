@@ -243,15 +243,6 @@ func comparePartitions(a, b zkalloc.Partition) int {
 	return int(a.ID) - int(b.ID)
 }
 
-// parts lists topic:0..n-1.
-func parts(topic string, n int) []zkalloc.Partition {
-	out := make([]zkalloc.Partition, n)
-	for i := range out {
-		out[i] = zkalloc.Partition{Topic: topic, ID: int32(i)}
-	}
-	return out
-}
-
 func ids(n int) []int32 {
 	out := make([]int32, n)
 	for i := range out {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/zkalloc/zkalloc"
+	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 
@@ -19,7 +20,7 @@ func TestStartRefusesAnotherStrategy(t *testing.T) {
 	c := newCluster(t, []string{srv.Addr()})
 	seed := map[string][]int32{"t": {0, 1, 2, 3}}
 	a := c.start(c.config("a", seed)) // the default, round-robin
-	gen := c.waitConverged(parts("t", 4))
+	gen := c.waitConverged(actortest.PartsN("t", 4))
 
 	cfg := c.config("b", seed)
 	cfg.Strategy = rebalance.Range
@@ -32,5 +33,5 @@ func TestStartRefusesAnotherStrategy(t *testing.T) {
 	}
 
 	c.start(c.config("b", seed))
-	c.waitConverged(parts("t", 4))
+	c.waitConverged(actortest.PartsN("t", 4))
 }

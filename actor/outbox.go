@@ -33,8 +33,8 @@ func (o *Outbox[T]) Put(v T) {
 	o.pending, o.has = v, true
 }
 
-// Pending returns the snapshot waiting for the reader and whether there is
-// one.
+// Pending returns the snapshot waiting for the reader, or the zero value
+// when there is none ([Outbox.Has] tells which).
 func (o *Outbox[T]) Pending() T { return o.pending }
 
 // Has reports whether a snapshot is waiting for the reader.

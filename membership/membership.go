@@ -34,11 +34,11 @@ type View struct {
 type Config struct {
 	Paths  zkpath.Group
 	Member string
-	// Data is stored in the member's node: a small JSON description, an
-	// [Info]. If it names a strategy, the member reads a few other
-	// members' nodes before it first registers and refuses to join a
-	// group whose members name another (see [ErrStrategyMismatch]).
-	Data    []byte
+	// Info describes the process in the member's node, as JSON. If it
+	// names a strategy, the member reads a few other members' nodes before
+	// it first registers and refuses to join a group whose members name
+	// another (see [ErrStrategyMismatch]).
+	Info    Info
 	Session *actor.Latest[session.State]
 	// Resync is the period of the safety re-list; default 30s.
 	Resync time.Duration
@@ -57,7 +57,7 @@ type Membership struct {
 	registeredIn int64              // the session our node was created in, 0 if none
 	ownSessions  map[int64]struct{} // every session this actor has had
 	needRegister bool
-	strategy     string // named in Data; "" if none
+	data         []byte // cfg.Info, encoded for the member's node
 	needPeers    bool   // before the first registration: check the others' strategy
 	needOwnWatch bool   // registered: watch our own node
 	needList     bool
@@ -78,14 +78,13 @@ func New(cfg Config) *Membership {
 	if cfg.Clock == nil {
 		cfg.Clock = actor.RealClock()
 	}
-	own, _ := ParseInfo(cfg.Data)
 	return &Membership{
 		cfg:         cfg,
 		out:         actor.NewOutbox[View](),
 		loop:        ioloop.New(ioloop.Config{Session: cfg.Session, Clock: cfg.Clock, Logger: cfg.Logger, What: "membership update", Fatal: isFatal}),
 		ownSessions: make(map[int64]struct{}),
-		strategy:    own.Strategy,
-		needPeers:   own.Strategy != "",
+		data:        cfg.Info.Data(),
+		needPeers:   cfg.Info.Strategy != "",
 	}
 }
 
@@ -241,7 +240,7 @@ func (m *Membership) register(conn session.Conn) error {
 			return fmt.Errorf("register %s: node keeps changing", p)
 		}
 		sid := conn.SessionID()
-		_, err := conn.Create(p, m.cfg.Data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		_, err := conn.Create(p, m.data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
 		switch {
 		case err == nil:
 			m.registeredIn = sid

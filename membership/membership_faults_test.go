@@ -22,13 +22,13 @@ func TestMembershipRetryDelayEndsOnReconnection(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	proxy := zktest.StartProxy(t, srv.Addr())
-	obs := observe(t, []string{srv.Addr()})
+	obs := actortest.Observe(t, []string{srv.Addr()}, wait)
 	var fail atomic.Bool
 	clock := actor.NewFakeClock(time.Now())
-	m := startMemberWrapped(t, proxy.Addrs(), "m", nil, 4*time.Second, func(conn session.Conn) session.Conn {
+	m := startMemberWrapped(t, proxy.Addrs(), "m", membership.Info{}, 4*time.Second, func(conn session.Conn) session.Conn {
 		return actortest.FailingConn{Conn: conn, Fail: &fail}
 	}, func(cfg *membership.Config) { cfg.Clock = clock })
-	m.waitSession("up", isUp)
+	m.waitSession("up", actortest.IsUp)
 	m.waitView(listing("m"))
 
 	// Another member joins while every request fails: the list its watch

@@ -1,7 +1,6 @@
 package membership_test
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -32,53 +31,32 @@ type member struct {
 	t     *testing.T
 	name  string
 	m     *membership.Membership
+	run   *actortest.Running // the group of the two; a test that expects it to fail calls run.MayFail
 	probe *actor.Latest[session.State]
 	st    session.State   // the latest state taken from probe
 	last  membership.View // the latest view taken
-	done  chan struct{}   // closed when the group has returned, after err is set
-	err   error           // the group's result
-	// failed is set by a test that expects the group to fail, so that the
-	// cleanup does not report the error.
-	failed bool
 }
 
-func startMember(t *testing.T, servers []string, name string, data []byte, timeout time.Duration) *member {
+func startMember(t *testing.T, servers []string, name string, info membership.Info, timeout time.Duration) *member {
 	t.Helper()
-	return startMemberWrapped(t, servers, name, data, timeout, nil, nil)
+	return startMemberWrapped(t, servers, name, info, timeout, nil, nil)
 }
 
 // startMemberWrapped is startMember with the session's connection wrapped
 // by wrap, and the membership's Config changed by configure, each if it is
 // not nil.
-func startMemberWrapped(t *testing.T, servers []string, name string, data []byte, timeout time.Duration, wrap func(session.Conn) session.Conn, configure func(*membership.Config)) *member {
+func startMemberWrapped(t *testing.T, servers []string, name string, info membership.Info, timeout time.Duration, wrap func(session.Conn) session.Conn, configure func(*membership.Config)) *member {
 	t.Helper()
-	sess := session.New(session.Config{Servers: servers, Timeout: timeout, WrapConn: wrap})
-	cfg := membership.Config{Paths: paths, Member: name, Data: data, Session: sess.Subscribe()}
-	if configure != nil {
-		configure(&cfg)
-	}
-	m := &member{
-		t:     t,
-		name:  name,
-		probe: sess.Subscribe(),
-		m:     membership.New(cfg),
-		done:  make(chan struct{}),
-	}
-	var g actor.Group
-	g.Add("session", sess)
-	g.Add("membership", m.m)
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		m.err = g.Run(ctx)
-		close(m.done)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-m.done
-		if m.err != nil && !m.failed {
-			t.Errorf("%s: Run: %v", name, m.err)
-		}
-	})
+	m := &member{t: t, name: name}
+	m.run, m.probe = actortest.StartWithSession(t, session.Config{Servers: servers, Timeout: timeout, WrapConn: wrap}, name,
+		func(sub *actor.Latest[session.State]) actor.Actor {
+			cfg := membership.Config{Paths: paths, Member: name, Info: info, Session: sub}
+			if configure != nil {
+				configure(&cfg)
+			}
+			m.m = membership.New(cfg)
+			return m.m
+		})
 	return m
 }
 
@@ -87,8 +65,6 @@ func (m *member) waitSession(what string, ok func(session.State) bool) session.S
 	m.t.Helper()
 	return actortest.Await(m.t, m.probe, &m.st, wait, m.name+": "+what+" session", ok)
 }
-
-func isUp(st session.State) bool { return st.Status == session.Up }
 
 // waitView waits until a view satisfies ok.
 func (m *member) waitView(what string, ok func(membership.View) bool) membership.View {
@@ -101,16 +77,11 @@ func listing(names ...string) (string, func(membership.View) bool) {
 	return "of " + strings.Join(names, ","), func(v membership.View) bool { return slices.Equal(v.Members, names) }
 }
 
-// observe runs a plain session for the test's own reads and writes.
-func observe(t *testing.T, servers []string) session.State {
-	t.Helper()
-	return actortest.Observe(t, servers, wait)
-}
-
 // checkNode checks that name's member node is ephemeral, owned by owner,
-// and holds data, and returns its stat.
-func checkNode(t *testing.T, conn session.Conn, name string, owner int64, data []byte) *zk.Stat {
+// and holds info, and returns its stat.
+func checkNode(t *testing.T, conn session.Conn, name string, owner int64, info membership.Info) *zk.Stat {
 	t.Helper()
+	data := info.Data()
 	got, stat, err := conn.Get(paths.Member(name))
 	if err != nil {
 		t.Fatalf("member node %s: %v", name, err)
@@ -131,40 +102,20 @@ func pzxid(t *testing.T, conn session.Conn) int64 {
 	return stat.Pzxid
 }
 
-// waitGone waits, with an exists watch, until path is gone.
-func waitGone(t *testing.T, conn session.Conn, path string, within time.Duration) {
-	t.Helper()
-	deadline := time.After(within)
-	for {
-		exists, _, ev, err := conn.ExistsW(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !exists {
-			return
-		}
-		select {
-		case <-ev:
-		case <-deadline:
-			t.Fatalf("%s still exists after %v", path, within)
-		}
-	}
-}
-
 func TestMembershipRegisters(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers := []string{srv.Addr()}
-	obs := observe(t, servers)
-	data1, data2 := []byte(`{"host":"h1","pid":1}`), []byte(`{"host":"h2","pid":2}`)
-	m2 := startMember(t, servers, "m2", data2, 4*time.Second)
-	m1 := startMember(t, servers, "m1", data1, 4*time.Second)
-	m1.waitSession("up", isUp)
-	m2.waitSession("up", isUp)
+	obs := actortest.Observe(t, servers, wait)
+	info1, info2 := membership.Info{Host: "h1", PID: 1}, membership.Info{Host: "h2", PID: 2}
+	m2 := startMember(t, servers, "m2", info2, 4*time.Second)
+	m1 := startMember(t, servers, "m1", info1, 4*time.Second)
+	m1.waitSession("up", actortest.IsUp)
+	m2.waitSession("up", actortest.IsUp)
 	v1, v2 := m1.waitView(listing("m1", "m2")), m2.waitView(listing("m1", "m2"))
 
-	checkNode(t, obs.Conn, "m1", m1.st.SessionID, data1)
-	checkNode(t, obs.Conn, "m2", m2.st.SessionID, data2)
+	checkNode(t, obs.Conn, "m1", m1.st.SessionID, info1)
+	checkNode(t, obs.Conn, "m2", m2.st.SessionID, info2)
 	z := pzxid(t, obs.Conn)
 	for _, c := range []struct {
 		m *member
@@ -181,32 +132,32 @@ func TestMembershipRefusesDuplicate(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers := []string{srv.Addr()}
-	obs := observe(t, servers)
-	data := []byte(`{"host":"h1","pid":1,"started":"2026-01-01T00:00:00Z"}`)
-	first := startMember(t, servers, "m", data, 4*time.Second)
-	first.waitSession("up", isUp)
+	obs := actortest.Observe(t, servers, wait)
+	info := membership.Info{Host: "h1", PID: 1, Started: "2026-01-01T00:00:00Z"}
+	first := startMember(t, servers, "m", info, 4*time.Second)
+	first.waitSession("up", actortest.IsUp)
 	first.waitView(listing("m"))
 
 	start := time.Now()
-	dup := startMember(t, servers, "m", []byte(`{"host":"h2","pid":2}`), 4*time.Second)
-	dup.failed = true
+	dup := startMember(t, servers, "m", membership.Info{Host: "h2", PID: 2}, 4*time.Second)
+	dup.run.MayFail()
 	select {
-	case <-dup.done:
+	case <-dup.run.Done():
 	case <-time.After(wait):
 		t.Fatalf("a duplicate member still runs after %v", wait)
 	}
 	took := time.Since(start)
-	t.Logf("duplicate refused after %v: %v", took, dup.err)
-	if !errors.Is(dup.err, membership.ErrDuplicateMember) {
-		t.Fatalf("Run of a duplicate = %v, want ErrDuplicateMember", dup.err)
+	t.Logf("duplicate refused after %v: %v", took, dup.run.Err())
+	if !errors.Is(dup.run.Err(), membership.ErrDuplicateMember) {
+		t.Fatalf("Run of a duplicate = %v, want ErrDuplicateMember", dup.run.Err())
 	}
-	if !strings.Contains(dup.err.Error(), "host h1, pid 1") {
-		t.Errorf("error %q does not describe the holder", dup.err)
+	if !strings.Contains(dup.run.Err().Error(), "host h1, pid 1") {
+		t.Errorf("error %q does not describe the holder", dup.run.Err())
 	}
 	if took > 4*time.Second {
 		t.Errorf("duplicate refused after %v, want it at the first registration", took)
 	}
-	checkNode(t, obs.Conn, "m", first.st.SessionID, data)
+	checkNode(t, obs.Conn, "m", first.st.SessionID, info)
 	first.waitView(listing("m")) // still running
 }
 
@@ -214,12 +165,12 @@ func TestMembershipFollowsTheList(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers := []string{srv.Addr()}
-	obs := observe(t, servers)
-	data := []byte(`{"host":"h1"}`)
-	m := startMember(t, servers, "m", data, 4*time.Second)
-	m.waitSession("up", isUp)
+	obs := actortest.Observe(t, servers, wait)
+	info := membership.Info{Host: "h1"}
+	m := startMember(t, servers, "m", info, 4*time.Second)
+	m.waitSession("up", actortest.IsUp)
 	m.waitView(listing("m"))
-	before := checkNode(t, obs.Conn, "m", m.st.SessionID, data)
+	before := checkNode(t, obs.Conn, "m", m.st.SessionID, info)
 
 	// Another session's members come and go.
 	if _, err := obs.Conn.Create(paths.Member("x"), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
@@ -242,7 +193,7 @@ func TestMembershipFollowsTheList(t *testing.T) {
 	}
 	what, listed := listing("m")
 	again := m.waitView(what+" after the node was deleted", func(w membership.View) bool { return w.Zxid > v.Zxid && listed(w) })
-	after := checkNode(t, obs.Conn, "m", m.st.SessionID, data)
+	after := checkNode(t, obs.Conn, "m", m.st.SessionID, info)
 	if after.Czxid <= before.Czxid {
 		t.Errorf("member node czxid %d, was %d; want it created again", after.Czxid, before.Czxid)
 	}
@@ -255,21 +206,21 @@ func TestMembershipRegistersAgainAfterExpiry(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	proxy := zktest.StartProxy(t, srv.Addr())
-	obs := observe(t, []string{srv.Addr()})
+	obs := actortest.Observe(t, []string{srv.Addr()}, wait)
 	const timeout = 2 * time.Second
-	data := []byte(`{"host":"h1"}`)
-	m := startMember(t, proxy.Addrs(), "m", data, timeout)
-	old := m.waitSession("up", isUp).SessionID
+	info := membership.Info{Host: "h1"}
+	m := startMember(t, proxy.Addrs(), "m", info, timeout)
+	old := m.waitSession("up", actortest.IsUp).SessionID
 	m.waitView(listing("m"))
 
 	// Cut the member off until the server expires its session.
 	proxy.Blackhole(true)
-	waitGone(t, obs.Conn, paths.Member("m"), 4*timeout)
+	zktest.WaitGone(t, obs.Conn, paths.Member("m"), 4*timeout)
 	proxy.Blackhole(false)
-	st := m.waitSession("up in a new session", func(st session.State) bool { return isUp(st) && st.SessionID != old })
+	st := m.waitSession("up in a new session", func(st session.State) bool { return actortest.IsUp(st) && st.SessionID != old })
 	what, listed := listing("m")
 	m.waitView(what+" in the new session", func(v membership.View) bool { return v.SessionID == st.SessionID && listed(v) })
-	checkNode(t, obs.Conn, "m", st.SessionID, data)
+	checkNode(t, obs.Conn, "m", st.SessionID, info)
 }
 
 // TestMembershipStopsWhenItsNameIsTaken: our node is deleted and, in the
@@ -280,8 +231,8 @@ func TestMembershipStopsWhenItsNameIsTaken(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers := []string{srv.Addr()}
-	m := startMember(t, servers, "m", nil, 4*time.Second)
-	m.waitSession("up", isUp)
+	m := startMember(t, servers, "m", membership.Info{}, 4*time.Second)
+	m.waitSession("up", actortest.IsUp)
 	m.waitView(listing("m"))
 	takeOver(t, servers, m)
 }
@@ -320,10 +271,10 @@ func TestMembershipRetriesItsOwnWatch(t *testing.T) {
 	servers := []string{srv.Addr()}
 	var failed atomic.Bool
 	watched := make(chan struct{}, 1)
-	m := startMemberWrapped(t, servers, "m", nil, 4*time.Second, func(c session.Conn) session.Conn {
+	m := startMemberWrapped(t, servers, "m", membership.Info{}, 4*time.Second, func(c session.Conn) session.Conn {
 		return flakyOwnWatch{Conn: c, failed: &failed, watched: watched}
 	}, nil)
-	m.waitSession("up", isUp)
+	m.waitSession("up", actortest.IsUp)
 	select {
 	case <-watched:
 	case <-time.After(wait):
@@ -339,8 +290,8 @@ func TestMembershipRetriesItsOwnWatch(t *testing.T) {
 // with ErrDuplicateMember.
 func takeOver(t *testing.T, servers []string, m *member) {
 	t.Helper()
-	obs := observe(t, servers)
-	m.failed = true
+	obs := actortest.Observe(t, servers, wait)
+	m.run.MayFail()
 
 	if _, err := obs.Conn.Multi(
 		&zk.DeleteRequest{Path: paths.Member("m"), Version: -1},
@@ -349,12 +300,12 @@ func takeOver(t *testing.T, servers []string, m *member) {
 		t.Fatal(err)
 	}
 	select {
-	case <-m.done:
+	case <-m.run.Done():
 	case <-time.After(wait):
 		t.Fatalf("the member still runs %v after its name was taken", wait)
 	}
-	if !errors.Is(m.err, membership.ErrDuplicateMember) || !strings.Contains(m.err.Error(), "usurper") {
-		t.Fatalf("Run = %v, want ErrDuplicateMember naming the usurper", m.err)
+	if !errors.Is(m.run.Err(), membership.ErrDuplicateMember) || !strings.Contains(m.run.Err().Error(), "usurper") {
+		t.Fatalf("Run = %v, want ErrDuplicateMember naming the usurper", m.run.Err())
 	}
 }
 
@@ -365,21 +316,21 @@ func TestMembershipRefusesAnotherStrategy(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers := []string{srv.Addr()}
-	obs := observe(t, servers)
-	old := startMember(t, servers, "a-old", []byte(`{"host":"h0","pid":1}`), 4*time.Second) // an older version: no strategy
+	obs := actortest.Observe(t, servers, wait)
+	old := startMember(t, servers, "a-old", membership.Info{Host: "h0", PID: 1}, 4*time.Second) // an older version: no strategy
 	old.waitView(listing("a-old"))
-	same := startMember(t, servers, "b-same", []byte(`{"host":"h1","pid":3,"strategy":"balanced"}`), 4*time.Second)
+	same := startMember(t, servers, "b-same", membership.Info{Host: "h1", PID: 3, Strategy: "balanced"}, 4*time.Second)
 	same.waitView(listing("a-old", "b-same"))
 
-	other := startMember(t, servers, "c-other", []byte(`{"host":"h2","pid":2,"strategy":"range"}`), 4*time.Second)
-	other.failed = true
+	other := startMember(t, servers, "c-other", membership.Info{Host: "h2", PID: 2, Strategy: "range"}, 4*time.Second)
+	other.run.MayFail()
 	select {
-	case <-other.done:
+	case <-other.run.Done():
 	case <-time.After(wait):
 		t.Fatalf("a member with another strategy still runs after %v", wait)
 	}
-	if !errors.Is(other.err, membership.ErrStrategyMismatch) || !strings.Contains(other.err.Error(), `member "b-same" runs strategy "balanced" (host h1, pid 3`) {
-		t.Fatalf("Run with another strategy = %v, want ErrStrategyMismatch naming b-same", other.err)
+	if !errors.Is(other.run.Err(), membership.ErrStrategyMismatch) || !strings.Contains(other.run.Err().Error(), `member "b-same" runs strategy "balanced" (host h1, pid 3`) {
+		t.Fatalf("Run with another strategy = %v, want ErrStrategyMismatch naming b-same", other.run.Err())
 	}
 	if exists, _, err := obs.Conn.Exists(paths.Member("c-other")); err != nil || exists {
 		t.Errorf("c-other's node exists = %v (%v); it must not join", exists, err)

@@ -13,7 +13,7 @@ import (
 
 // ErrStrategyMismatch is returned by [Membership.Run] when, before the
 // member first registers, a live member of the group names a strategy in
-// its node other than the one in this member's Config.Data.
+// its node other than the one in this member's Config.Info.
 var ErrStrategyMismatch = errors.New("membership: the group's members run another strategy")
 
 // peersChecked is how many other members' nodes the check before the
@@ -47,9 +47,9 @@ func (m *Membership) checkPeers(conn session.Conn) error {
 		case errs[i] != nil:
 			return fmt.Errorf("read member %s: %w", name, errs[i])
 		}
-		if peer, ok := ParseInfo(data[i]); ok && peer.Strategy != "" && peer.Strategy != m.strategy {
+		if peer, ok := ParseInfo(data[i]); ok && peer.Strategy != "" && peer.Strategy != m.cfg.Info.Strategy {
 			return fmt.Errorf("%w: member %q runs strategy %q (%s), this one %q; every member of a group must use the same strategy (if %q has stopped, its node goes within its session timeout)",
-				ErrStrategyMismatch, name, peer.Strategy, describe(data[i]), m.strategy, name)
+				ErrStrategyMismatch, name, peer.Strategy, describe(data[i]), m.cfg.Info.Strategy, name)
 		}
 	}
 	return nil

@@ -8,16 +8,17 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/zkalloc/zkalloc/internal/zkpath"
 )
 
 // ErrInvalid is wrapped by every error about a malformed topic name,
 // partition ID, partition string or topic data.
 var ErrInvalid = errors.New("partitions: invalid")
 
-// MaxTopicLen is the longest topic name accepted, in bytes; Kafka's limit.
-const MaxTopicLen = 249
+// MaxTopicLen is the longest topic name accepted, in bytes; Kafka's limit,
+// which bounds group and member names too.
+const MaxTopicLen = zkpath.MaxNameLen
 
 // MaxTopicsBytes bounds the names of a set's topics: their lengths plus 4
 // bytes each (how ZooKeeper sends a name) add up to at most this. Every
@@ -103,45 +104,16 @@ func parseID(s string) (int32, error) {
 	return int32(n), nil
 }
 
-// ValidateTopic checks that name can be a topic: a ZooKeeper node name of
-// 1 to [MaxTopicLen] bytes of valid UTF-8, without '/', without control or
-// other invisible characters, and not "." or "..".
+// ValidateTopic checks that name can be a topic: a ZooKeeper node name
+// (see zkpath.ValidateName: valid UTF-8, without '/', without control or
+// other invisible characters, not "." or "..") of 1 to [MaxTopicLen]
+// bytes.
 func ValidateTopic(name string) error {
-	if err := ValidateName(name); err != nil {
-		return fmt.Errorf("topic: %w", err)
+	if err := zkpath.ValidateName(name); err != nil {
+		return fmt.Errorf("%w topic: %w", ErrInvalid, err)
 	}
 	if len(name) > MaxTopicLen {
 		return fmt.Errorf("%w topic %q: longer than %d bytes", ErrInvalid, name, MaxTopicLen)
-	}
-	return nil
-}
-
-// ValidateName checks that name can be one ZooKeeper node name: not empty,
-// valid UTF-8, without '/', made of printable characters only (no control,
-// format, private-use or unassigned characters, none of U+FFF0 to U+FFFF:
-// ZooKeeper rejects some and the rest would hide in logs), none beyond
-// U+FFFF (ZooKeeper checks paths as UTF-16 and refuses the surrogates such
-// a character becomes, emoji included), and not "." or "..". Groups,
-// members and topics all obey it.
-func ValidateName(name string) error {
-	switch name {
-	case "":
-		return fmt.Errorf("%w name: empty", ErrInvalid)
-	case ".", "..":
-		return fmt.Errorf("%w name %q: reserved", ErrInvalid, name)
-	}
-	if !utf8.ValidString(name) {
-		return fmt.Errorf("%w name %q: not valid UTF-8", ErrInvalid, name)
-	}
-	for _, r := range name {
-		switch {
-		case r == '/':
-			return fmt.Errorf("%w name %q: contains '/'", ErrInvalid, name)
-		case !unicode.IsPrint(r) || r >= 0xFFF0 && r <= 0xFFFF:
-			return fmt.Errorf("%w name %q: contains control or invisible character %U", ErrInvalid, name, r)
-		case r > 0xFFFF:
-			return fmt.Errorf("%w name %q: contains %U, beyond U+FFFF, which ZooKeeper refuses", ErrInvalid, name, r)
-		}
 	}
 	return nil
 }

@@ -475,10 +475,29 @@ func (s *Set) publish(sessionID int64) {
 			v.Parts = append(v.Parts, Partition{Topic: name, ID: id})
 		}
 	}
-	if s.lastSet && v.Zxid == s.last.Zxid && v.SessionID == s.last.SessionID && v.Reconnects == s.last.Reconnects && len(v.Corrupt) == len(s.last.Corrupt) && slices.Equal(v.Parts, s.last.Parts) {
+	if s.lastSet && sameView(v, s.last) {
 		return
 	}
 	s.last, s.lastSet = v, true
 	s.cfg.Logger.Debug("zkalloc: partition view", "zxid", v.Zxid, "partitions", len(v.Parts))
 	s.out.Put(v)
+}
+
+// sameView reports whether a and b say the same: a view that says
+// nothing new is not published again.
+func sameView(a, b View) bool {
+	return a.Zxid == b.Zxid && a.SessionID == b.SessionID && a.Reconnects == b.Reconnects &&
+		slices.Equal(a.Parts, b.Parts) && slices.EqualFunc(a.Corrupt, b.Corrupt, sameTopicError)
+}
+
+// sameTopicError compares two corrupt topics by name and error text.
+func sameTopicError(a, b TopicError) bool {
+	return a.Topic == b.Topic && errText(a.Err) == errText(b.Err)
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

@@ -31,7 +31,7 @@ func TestSetRetryDelayEndsOnReconnection(t *testing.T) {
 	m := startSetWith(t, proxy.Addrs(), paths, map[string][]int32{"t": {0}}, func(conn session.Conn) session.Conn {
 		return actortest.FailingConn{Conn: conn, Fail: &fail}
 	}, func(cfg *partitions.Config) { cfg.Clock = clock })
-	m.waitParts(ps("t", 0))
+	m.waitParts(actortest.Parts("t", 0))
 
 	// Another member adds a topic while every request fails: the read its
 	// watch asks for fails, and a retry is scheduled besides the resync.
@@ -40,7 +40,7 @@ func TestSetRetryDelayEndsOnReconnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := actortest.ResumeAfterRetry(t, clock, 2, &fail, proxy.Reset, m.probe, &m.st)
-	want := append(ps("t", 0), ps("u", 1)...)
+	want := append(actortest.Parts("t", 0), actortest.Parts("u", 1)...)
 	actortest.AwaitChan(t, m.set.Views(), &m.last, 10*time.Second, "view with the new topic in the new connection", func(v partitions.View) bool {
 		return v.SessionID == st.SessionID && v.Reconnects == st.Reconnects && slices.Equal(v.Parts, want)
 	})

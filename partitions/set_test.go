@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-	"unicode"
 
 	"github.com/go-zookeeper/zk"
 
@@ -38,22 +37,21 @@ func startSet(t *testing.T, servers []string, paths zkpath.Group, seed map[strin
 // and the set's Config changed by configure, each if it is not nil.
 func startSetWith(t *testing.T, servers []string, paths zkpath.Group, seed map[string][]int32, wrap func(session.Conn) session.Conn, configure func(*partitions.Config)) *member {
 	t.Helper()
-	sess := session.New(session.Config{Servers: servers, Timeout: 4 * time.Second, WrapConn: wrap})
-	m := &member{t: t, probe: sess.Subscribe()}
-	cfg := partitions.Config{Paths: paths, Seed: seed, Session: sess.Subscribe()}
-	if configure != nil {
-		configure(&cfg)
-	}
-	set, err := partitions.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.set = set
-	var g actor.Group
-	g.Add("session", sess)
-	g.Add("partitions", set)
-	actortest.Run(t, "member", g.Run)
-	m.conn = m.waitSession("up", func(st session.State) bool { return st.Status == session.Up }).Conn
+	m := &member{t: t}
+	_, m.probe = actortest.StartWithSession(t, session.Config{Servers: servers, Timeout: 4 * time.Second, WrapConn: wrap}, "partitions",
+		func(sub *actor.Latest[session.State]) actor.Actor {
+			cfg := partitions.Config{Paths: paths, Seed: seed, Session: sub}
+			if configure != nil {
+				configure(&cfg)
+			}
+			set, err := partitions.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.set = set
+			return set
+		})
+	m.conn = m.waitSession("up", actortest.IsUp).Conn
 	return m
 }
 
@@ -70,21 +68,13 @@ func (m *member) waitParts(want []partitions.Partition) partitions.View {
 		func(v partitions.View) bool { return slices.Equal(v.Parts, want) })
 }
 
-func ps(topic string, ids ...int32) []partitions.Partition {
-	out := make([]partitions.Partition, len(ids))
-	for i, id := range ids {
-		out[i] = partitions.Partition{Topic: topic, ID: id}
-	}
-	return out
-}
-
 func TestSetSeedAddRemove(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	paths := zkpath.Group{Root: "/zkalloc", Group: t.Name()}
 	a := startSet(t, []string{srv.Addr()}, paths, map[string][]int32{"t": {0, 1, 2}})
 	b := startSet(t, []string{srv.Addr()}, paths, map[string][]int32{"t": {2, 3}, "u": {9}})
-	want := append(ps("t", 0, 1, 2, 3), ps("u", 9)...)
+	want := append(actortest.Parts("t", 0, 1, 2, 3), actortest.Parts("u", 9)...)
 	va, vb := a.waitParts(want), b.waitParts(want)
 	if va.Zxid != vb.Zxid || va.Zxid == 0 {
 		t.Errorf("zxids %d and %d, want equal views to carry one zxid", va.Zxid, vb.Zxid)
@@ -95,8 +85,8 @@ func TestSetSeedAddRemove(t *testing.T) {
 	if err := a.set.Add(ctx, map[string][]int32{"v": {1, 2}, "t": {10}}); err != nil {
 		t.Fatal(err)
 	}
-	want = append(ps("t", 0, 1, 2, 3, 10), ps("u", 9)...)
-	want = append(want, ps("v", 1, 2)...)
+	want = append(actortest.Parts("t", 0, 1, 2, 3, 10), actortest.Parts("u", 9)...)
+	want = append(want, actortest.Parts("v", 1, 2)...)
 	a.waitParts(want)
 	b.waitParts(want)
 
@@ -104,7 +94,7 @@ func TestSetSeedAddRemove(t *testing.T) {
 	if err := b.set.Remove(ctx, map[string][]int32{"u": {9}, "v": {1, 2}, "t": {0, 77}}); err != nil {
 		t.Fatal(err)
 	}
-	want = ps("t", 1, 2, 3, 10)
+	want = actortest.Parts("t", 1, 2, 3, 10)
 	a.waitParts(want)
 	b.waitParts(want)
 	if exists, _, err := a.conn.Exists(paths.Topic("u")); err != nil || exists {
@@ -159,7 +149,7 @@ func TestSetReportsCorruptTopic(t *testing.T) {
 	srv := zktest.Standalone(t, zktest.Options{})
 	paths := zkpath.Group{Root: "/zkalloc", Group: t.Name()}
 	a := startSet(t, []string{srv.Addr()}, paths, map[string][]int32{"good": {1}})
-	a.waitParts(ps("good", 1))
+	a.waitParts(actortest.Parts("good", 1))
 	if _, err := a.conn.Create(paths.Topic("bad"), []byte("{not ranges}"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +164,7 @@ func TestSetReportsCorruptTopic(t *testing.T) {
 			t.Fatalf("corrupt topics not reported: %+v", a.last)
 		}
 	}
-	if !slices.Equal(a.last.Parts, ps("good", 1)) {
+	if !slices.Equal(a.last.Parts, actortest.Parts("good", 1)) {
 		t.Errorf("parts %v, want the good topic only", a.last.Parts)
 	}
 	got := fmt.Sprint(a.last.Corrupt)
@@ -191,7 +181,7 @@ func TestSetReportsCorruptTopic(t *testing.T) {
 	if err := a.set.Add(ctx, map[string][]int32{"good": {2}}); err != nil {
 		t.Fatal(err)
 	}
-	a.waitParts(ps("good", 1, 2))
+	a.waitParts(actortest.Parts("good", 1, 2))
 }
 
 // every returns the IDs from 0 below n in steps of step.
@@ -231,8 +221,8 @@ func TestSetBigTopics(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := make([]partitions.Partition, 0, len(big)+len(bigger))
-	want = append(want, ps("a", big...)...)
-	want = append(want, ps("b", bigger...)...)
+	want = append(want, actortest.Parts("a", big...)...)
+	want = append(want, actortest.Parts("b", bigger...)...)
 	a.waitParts(want)
 }
 
@@ -294,7 +284,7 @@ func TestSetFirstViewHoldsSeed(t *testing.T) {
 	srv := zktest.Standalone(t, zktest.Options{})
 	paths := zkpath.Group{Root: "/zkalloc", Group: t.Name()}
 	a := startSet(t, []string{srv.Addr()}, paths, map[string][]int32{"t": {0, 1, 2}})
-	if v := a.firstView(); !slices.Equal(v.Parts, ps("t", 0, 1, 2)) {
+	if v := a.firstView(); !slices.Equal(v.Parts, actortest.Parts("t", 0, 1, 2)) {
 		t.Fatalf("first member's first view %v, want its seed", v.Parts)
 	}
 	_, before, err := a.conn.Get(paths.Topic("t"))
@@ -303,8 +293,8 @@ func TestSetFirstViewHoldsSeed(t *testing.T) {
 	}
 
 	b := startSet(t, []string{srv.Addr()}, paths, map[string][]int32{"t": {1, 2}})
-	if v := b.firstView(); !slices.Equal(v.Parts, ps("t", 0, 1, 2)) {
-		t.Errorf("stored seed: first view %v, want %v", v.Parts, ps("t", 0, 1, 2))
+	if v := b.firstView(); !slices.Equal(v.Parts, actortest.Parts("t", 0, 1, 2)) {
+		t.Errorf("stored seed: first view %v, want %v", v.Parts, actortest.Parts("t", 0, 1, 2))
 	}
 	_, after, err := a.conn.Get(paths.Topic("t"))
 	if err != nil {
@@ -315,44 +305,9 @@ func TestSetFirstViewHoldsSeed(t *testing.T) {
 	}
 
 	c := startSet(t, []string{srv.Addr()}, paths, map[string][]int32{"t": {2, 3}, "u": {0}})
-	want := append(ps("t", 0, 1, 2, 3), ps("u", 0)...)
+	want := append(actortest.Parts("t", 0, 1, 2, 3), actortest.Parts("u", 0)...)
 	if v := c.firstView(); !slices.Equal(v.Parts, want) {
 		t.Errorf("partly stored seed: first view %v, want %v", v.Parts, want)
-	}
-}
-
-// TestValidateNameAgreesWithZooKeeper creates a node for every name that
-// ValidateName accepts, over a sample of the whole of Unicode: a name it
-// lets through must never be one the server refuses.
-func TestValidateNameAgreesWithZooKeeper(t *testing.T) {
-	t.Parallel()
-	srv := zktest.Standalone(t, zktest.Options{})
-	paths := zkpath.Group{Root: "/zkalloc", Group: t.Name()}
-	m := startSet(t, []string{srv.Addr()}, paths, nil)
-	parent := "/names"
-	if _, err := m.conn.Create(parent, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for r := rune(1); r <= unicode.MaxRune; r += 13 {
-		names = append(names, "n"+string(r))
-		if r > 0xFFFF {
-			r += 4096 // beyond the BMP, where every character is refused, a thinner sample
-		}
-	}
-	names = append(names, "ünï", "a:b", "with space", "\u4e2d\u6587", "\uffef", "\U00010000", "\U0001F600", "\U0010FFFD")
-	accepted := 0
-	for _, name := range names {
-		if partitions.ValidateName(name) != nil {
-			continue
-		}
-		accepted++
-		if _, err := m.conn.Create(parent+"/"+name, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-			t.Errorf("ValidateName accepts %q (%U), but ZooKeeper refuses it: %v", name, []rune(name)[len([]rune(name))-1], err)
-		}
-	}
-	if accepted < 1000 {
-		t.Fatalf("only %d of %d sampled names accepted; the sample tests too little", accepted, len(names))
 	}
 }
 

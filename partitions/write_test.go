@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/partitions"
@@ -45,7 +46,7 @@ func TestSetWriteReadsEachTopicOnce(t *testing.T) {
 	for i := range topics {
 		name := fmt.Sprintf("t%d", i)
 		add[name] = ids
-		want = append(want, ps(name, ids...)...)
+		want = append(want, actortest.Parts(name, ids...)...)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

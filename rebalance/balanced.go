@@ -14,87 +14,19 @@ import (
 // and a change of members moves far fewer partitions than [RoundRobin] or
 // [Range], though more than the minimum of [MinMoves].
 //
-// It is a pure function of the sorted members and partitions: it keeps
-// no state and cannot see the previous assignment, and it uses only the
-// fixed hashes of this package (FNV-1a and the splitmix64 finalizer,
-// written out in balanced_hash.go), never map order or a seeded hash, so
-// every process on every machine and Go version computes the same result.
+// It is a pure function of the sorted members and partitions, and uses
+// only fixed hashes (never map order or a seeded hash), so every process
+// on every machine and Go version computes the same result. Partitions
+// first go to their primary owner on a consistent-hash ring of 128 points
+// per member; members over their quota then shed the partitions farthest
+// from their point, and those go to the members under quota by deferred
+// acceptance, which does not depend on any processing order.
 //
-// The algorithm, for M members and P partitions:
-//
-//  1. Primary owners by consistent hashing: each member has 128 points on
-//     a 64-bit ring, each partition a point hashed from its topic and ID,
-//     and a partition's primary owner is the member of the next point
-//     clockwise. A member that leaves hands its partitions to the members
-//     of the following points; one that joins takes partitions only from
-//     the members of the points before its own.
-//  2. Quotas: the P mod M members with the most primary partitions (ties
-//     broken by member hash) may keep ceil(P/M), the others floor(P/M).
-//  3. Shedding: a member over its quota gives up the partitions farthest
-//     from their point. Partitions inherited from a member that left are
-//     the farthest of their arc, so they tend to be the ones passed on.
-//  4. Filling: the shed partitions go to the members under quota by
-//     deferred acceptance: each proposes to those members in clockwise
-//     order from its point, and a member keeps the proposals that
-//     travelled least. The result does not depend on any processing
-//     order.
-//
-// Cost: O(P + 128·M) for hashing, building the ring (a counting sort on the
-// points' top bits) and looking partitions up (in input order, or, when the
-// ring has more points than there are partitions, in the order of their
-// keys' top bits, another counting sort, so that the walk over a ring
-// bigger than the cache is nearly sequential), plus the proposals of the
-// shed partitions, 2 to 15 percent of P when members hold 1,000 to 10
-// partitions each; a member short of partitions keeps the proposals it
-// holds in a heap, so turning one away costs O(log P). The working memory,
-// about 24 bytes per partition, 16 to 20 per ring point and a few dozen per
-// shed partition, is pooled between calls (a sync.Pool, which does not keep
-// it for inputs needing over 64 MiB, about 2.5 million partitions), so a
-// warm call allocates only its result, in 5 to 7 allocations (6 to 9 a call
-// in bench/RESULTS.md, which counts the calls that find the pool emptied).
-// On a 2-core machine (bench/RESULTS.md, measured 2026-12-01, calls in a
-// loop) a warm call takes about 13 µs for 10 members and 100 partitions,
-// 0.42 ms for 100 and 10,000 and 6.9 ms for 1,000 and 100,000, less than
-// franz-go's sticky balancer on the same fresh input (22 µs, 0.43 ms and
-// 10.4 ms in that run; run-to-run noise there is about 30%), with under ten
-// allocations against its hundreds to thousands. On 13 other shapes it took
-// 0.2 to about 2 times franz-go's time: longer for a few members with
-// 100,000 partitions each or more, for one topic at 200 to 500 members and
-// for thousands of members, shorter for a million partitions over hundreds
-// of members. A cold call, the first or one after the garbage collector has
-// emptied the pool, allocates its scratch too, about 35 times in all, and
-// takes about 0.05 ms, 1.2 ms and 11 ms.
-//
-// Movement: the primaries move exactly the leaver's or joiner's share,
-// but their counts vary by about sqrt(P/M) per member, and the shed and
-// filled partitions change with every quota, so the fewer partitions a
-// member holds relative to the number of members, the further Balanced is
-// from the minimum, and the more members there are, the longer the
-// chains of quota changes a join or leave sets off. Over random joins and
-// leaves (TestBalancedMovement, BenchmarkBalancedMovement), the
-// partitions moved are on average about 1.15 times [MinMoves] for 10
-// members with 1,000 partitions each, 1.2 to 1.4 for 5 to 20 members with
-// 50 to 200 each, 1.6 for 50 members with 500 each, 1.9 for 100 members
-// with 1,000 each, 1.7 to 2.2 when members hold about as many partitions
-// as there are members (10x100 to 100x10,000) and about 4 times for 1,000
-// members with 100 each; [RoundRobin] moves nearly all partitions.
-//
-// No stateless strategy reaches [MinMoves] when members hold few
-// partitions. Take a change between M and M+1 members and x = P/(M+1):
-// every partition the joiner or leaver holds in the assignment for M+1
-// members changes owner; that is x on average over random member names,
-// and ceil(x) for the P mod (M+1) members that get ceil(x), while the
-// minimum is floor(x) for a join and the leaver's share for a leave. So
-// some single joins move ceil(x)/floor(x) times the minimum (twice when
-// floor(x) is 1, and partitions against a minimum of 0 when P <= M), and
-// over as many joins as leaves the mean ratio is at least
-// (1 + x/floor(x))/2 for x >= 1, above 1.25 when x is between 1.5 and 2.
-// Balanced is well above this floor in small groups: in
-// TestBalancedMovement's walks, a mean of 2.1 against a floor of 1.09 for
-// 4 to 16 members with 12 partitions, 2.7 against 1.16 for 10 to 40 with
-// 30 and 3.8 against 1.10 for 17 to 70 with 64, with single changes up to
-// 8 to 11 times the minimum. Where members hold many partitions the floor
-// is 1 and Balanced's distance from it is the figures above.
+// A join or leave typically moves 1.15 to 2.2 times the minimum (more
+// with many members or few partitions each), and a call takes
+// O(P + 128·M) time, milliseconds for 100,000 partitions: docs/balanced.md
+// has the algorithm, the measurements and why no stateless strategy
+// reaches the minimum.
 //
 // Balanced is safe for concurrent use.
 var Balanced Strategy = balanced{}

@@ -68,8 +68,6 @@ func runConfig(t testing.TB, cfg session.Config) (*session.Session, *watcher, fu
 	return s, w, stop
 }
 
-func isUp(st session.State) bool { return st.Status == session.Up }
-
 func TestSessionStates(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
@@ -77,7 +75,7 @@ func TestSessionStates(t *testing.T) {
 	const timeout = 4 * time.Second
 	s, w, stop := run(t, proxy.Addrs(), timeout)
 
-	up := w.waitFor("up", 10*time.Second, isUp)
+	up := w.waitFor("up", 10*time.Second, actortest.IsUp)
 	if up.SessionID == 0 || up.Reconnects != 1 || up.Conn == nil {
 		t.Fatalf("first Up = %+v", up)
 	}
@@ -93,7 +91,7 @@ func TestSessionStates(t *testing.T) {
 
 	// A reset connection resumes the same session.
 	proxy.Reset()
-	again := w.waitFor("up again", 10*time.Second, func(st session.State) bool { return isUp(st) && st.Reconnects >= 2 })
+	again := w.waitFor("up again", 10*time.Second, func(st session.State) bool { return actortest.IsUp(st) && st.Reconnects >= 2 })
 	if again.SessionID != up.SessionID {
 		t.Errorf("after a reset the session changed from %#x to %#x", up.SessionID, again.SessionID)
 	}
@@ -116,9 +114,9 @@ func TestSessionStates(t *testing.T) {
 		t.Errorf("Lost names session %#x, want %#x", lost.SessionID, up.SessionID)
 	}
 	// Let the server expire it, then restore the network.
-	waitGone(t, observer, "/eph", 2*timeout)
+	zktest.WaitGone(t, observer, "/eph", 2*timeout)
 	proxy.Blackhole(false)
-	renewed := w.waitFor("up with a new session", 10*time.Second, isUp)
+	renewed := w.waitFor("up with a new session", 10*time.Second, actortest.IsUp)
 	if renewed.SessionID == up.SessionID {
 		t.Errorf("after expiry the session is still %#x", renewed.SessionID)
 	}
@@ -136,7 +134,7 @@ func TestSessionCloseDeletesEphemerals(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	_, w, stop := run(t, []string{srv.Addr()}, 4*time.Second)
-	up := w.waitFor("up", 10*time.Second, isUp)
+	up := w.waitFor("up", 10*time.Second, actortest.IsUp)
 	if _, err := up.Conn.Create("/gone", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
@@ -166,25 +164,6 @@ func TestSessionCancelledBeforeConnect(t *testing.T) {
 	}
 }
 
-func waitGone(t *testing.T, c *zk.Conn, path string, within time.Duration) {
-	t.Helper()
-	deadline := time.After(within)
-	for {
-		exists, _, ev, err := c.ExistsW(path)
-		if err != nil && !errors.Is(err, zk.ErrNoNode) {
-			t.Fatal(err)
-		}
-		if !exists {
-			return
-		}
-		select {
-		case <-ev:
-		case <-deadline:
-			t.Fatalf("%s still exists after %v", path, within)
-		}
-	}
-}
-
 type quiet struct{}
 
 func (quiet) Printf(string, ...any) {}
@@ -197,7 +176,7 @@ func TestSessionClosesUnderLoad(t *testing.T) {
 	srv := zktest.Standalone(t, zktest.Options{})
 	for range 10 {
 		_, w, stop := run(t, []string{srv.Addr()}, 4*time.Second)
-		up := w.waitFor("up", 10*time.Second, isUp)
+		up := w.waitFor("up", 10*time.Second, actortest.IsUp)
 		done := make(chan struct{})
 		var loops sync.WaitGroup
 		for range 16 {
@@ -231,7 +210,7 @@ func TestSessionForcedExpiry(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	s, w, _ := run(t, []string{srv.Addr()}, 4*time.Second)
-	up := w.waitFor("up", 10*time.Second, isUp)
+	up := w.waitFor("up", 10*time.Second, actortest.IsUp)
 	if _, err := up.Conn.Create("/mine", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +221,7 @@ func TestSessionForcedExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	renewed := w.waitFor("up with a new session", 10*time.Second, func(st session.State) bool {
-		return isUp(st) && st.SessionID != up.SessionID
+		return actortest.IsUp(st) && st.SessionID != up.SessionID
 	})
 	if renewed.Reconnects < 2 {
 		t.Errorf("Reconnects = %d after a new session, want it counted", renewed.Reconnects)
@@ -278,7 +257,7 @@ func TestSessionResumesPastAnUnansweredHandshake(t *testing.T) {
 	}
 	const timeout = 6 * time.Second
 	_, w, _ := runConfig(t, session.Config{Servers: []string{srv.Addr()}, Timeout: timeout, Dialer: dial})
-	up := w.waitFor("up", 10*time.Second, isUp)
+	up := w.waitFor("up", 10*time.Second, actortest.IsUp)
 	// The server hears from us now, so it keeps the session for a whole
 	// timeout after the break; the client's next dial reaches the silent
 	// server, its one after that the real one again.
@@ -289,7 +268,7 @@ func TestSessionResumesPastAnUnansweredHandshake(t *testing.T) {
 	mu.Lock()
 	first.Close()
 	mu.Unlock()
-	again := w.waitFor("up again", timeout, func(st session.State) bool { return isUp(st) && st.Reconnects >= 2 })
+	again := w.waitFor("up again", timeout, func(st session.State) bool { return actortest.IsUp(st) && st.Reconnects >= 2 })
 	if again.SessionID != up.SessionID {
 		t.Errorf("session %#x after the unanswered handshake, want %#x resumed", again.SessionID, up.SessionID)
 	}
@@ -317,7 +296,7 @@ func TestSessionResumesPastAnUnansweredHandshakeWhenTheTimeoutIsClamped(t *testi
 	srv := zktest.Standalone(t, zktest.Options{MinSessionTimeout: granted})
 	jam := &jamDialer{target: srv.Addr()}
 	_, w, _ := runConfig(t, session.Config{Servers: []string{srv.Addr()}, Timeout: asked, Dialer: jam.dial})
-	up := w.waitFor("up", 10*time.Second, isUp)
+	up := w.waitFor("up", 10*time.Second, actortest.IsUp)
 	if up.Timeout != granted {
 		t.Fatalf("granted timeout %v, want the server to raise %v to %v", up.Timeout, asked, granted)
 	}
@@ -329,7 +308,7 @@ func TestSessionResumesPastAnUnansweredHandshakeWhenTheTimeoutIsClamped(t *testi
 	jam.slowHandshakes(late)
 	broke := time.Now()
 	jam.closeLatest()
-	again := w.waitFor("up again", granted, func(st session.State) bool { return isUp(st) && st.Reconnects >= 2 })
+	again := w.waitFor("up again", granted, func(st session.State) bool { return actortest.IsUp(st) && st.Reconnects >= 2 })
 	if again.SessionID != up.SessionID {
 		t.Errorf("session %#x after the slow handshake, want %#x resumed", again.SessionID, up.SessionID)
 	}
@@ -456,7 +435,7 @@ func TestSessionRequestsWaitForWatchesResent(t *testing.T) {
 	var wire wireLog
 	const timeout = 6 * time.Second
 	_, w, _ := runConfig(t, session.Config{Servers: proxy.Addrs(), Timeout: timeout, Dialer: wire.dial})
-	up := w.waitFor("up", 10*time.Second, isUp)
+	up := w.waitFor("up", 10*time.Second, actortest.IsUp)
 	if _, _, _, err := up.Conn.ExistsW("/watched"); err != nil {
 		t.Fatal(err)
 	}
@@ -464,7 +443,7 @@ func TestSessionRequestsWaitForWatchesResent(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Get across the break: %v", err)
 	}
-	again := w.waitFor("up again", timeout, func(st session.State) bool { return isUp(st) && st.Reconnects >= 2 })
+	again := w.waitFor("up again", timeout, func(st session.State) bool { return actortest.IsUp(st) && st.Reconnects >= 2 })
 	if again.SessionID != up.SessionID {
 		t.Fatalf("session %#x after the break, want %#x resumed", again.SessionID, up.SessionID)
 	}
@@ -483,7 +462,7 @@ func TestSessionRequestOfAnExpiredSessionFails(t *testing.T) {
 	proxy := zktest.StartProxy(t, srv.Addr())
 	const timeout = 4 * time.Second
 	s, w, _ := runConfig(t, session.Config{Servers: proxy.Addrs(), Timeout: timeout})
-	up := w.waitFor("up", 10*time.Second, isUp)
+	up := w.waitFor("up", 10*time.Second, actortest.IsUp)
 	id, passwd := s.Credentials()
 	create := func() error {
 		_, err := up.Conn.Create("/late", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
@@ -500,7 +479,7 @@ func TestSessionRequestOfAnExpiredSessionFails(t *testing.T) {
 		t.Errorf("Create made in the expired session: %v, want zk.ErrSessionExpired", err)
 	}
 	renewed := w.waitFor("up with a new session", 10*time.Second, func(st session.State) bool {
-		return isUp(st) && st.SessionID != up.SessionID
+		return actortest.IsUp(st) && st.SessionID != up.SessionID
 	})
 	if exists, _, err := renewed.Conn.Exists("/late"); err != nil || exists {
 		t.Errorf("/late: exists %v, err %v; want it never created", exists, err)
@@ -525,7 +504,7 @@ func TestSessionRequestHeldByTheClientAcrossAnExpiryFails(t *testing.T) {
 		Timeout: timeout,
 		Dialer:  jam.dial,
 	})
-	up := w.waitFor("up", 10*time.Second, isUp)
+	up := w.waitFor("up", 10*time.Second, actortest.IsUp)
 	if _, _, err := up.Conn.Exists("/"); err != nil {
 		t.Fatal(err)
 	}
@@ -576,7 +555,7 @@ func TestSessionRequestHeldByTheClientAcrossAnExpiryFails(t *testing.T) {
 		t.Errorf("%d of %d creates failed with zk.ErrConnectionClosed, want %d held by the client", closed, n, n-1)
 	}
 	renewed := w.waitFor("up with a new session", 10*time.Second, func(st session.State) bool {
-		return isUp(st) && st.SessionID != up.SessionID
+		return actortest.IsUp(st) && st.SessionID != up.SessionID
 	})
 	for i := range n {
 		path := fmt.Sprintf("/held%d", i)
@@ -727,7 +706,7 @@ func BenchmarkSessionResume(b *testing.B) {
 	srv := zktest.Standalone(b, zktest.Options{})
 	dialer := &jamDialer{target: srv.Addr()}
 	_, w, _ := runConfig(b, session.Config{Servers: []string{srv.Addr()}, Timeout: 6 * time.Second, Dialer: dialer.dial})
-	w.waitFor("up", 10*time.Second, isUp)
+	w.waitFor("up", 10*time.Second, actortest.IsUp)
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
@@ -735,6 +714,6 @@ func BenchmarkSessionResume(b *testing.B) {
 		b.StartTimer()
 		dialer.closeLatest()
 		w.waitFor("suspended", 10*time.Second, func(st session.State) bool { return st.Status != session.Up })
-		w.waitFor("up again", 10*time.Second, isUp)
+		w.waitFor("up again", 10*time.Second, actortest.IsUp)
 	}
 }

@@ -4,6 +4,7 @@ package actortest
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -65,23 +66,75 @@ func Observe(tb testing.TB, servers []string, within time.Duration) session.Stat
 	return Await(tb, probe, &st, within, "observer session up", func(st session.State) bool { return st.Status == session.Up })
 }
 
+// IsUp reports whether st is an Up session, for [Await] and the like.
+func IsUp(st session.State) bool { return st.Status == session.Up }
+
 // Run runs run (an actor's or a group's Run) on a goroutine of its own
 // until stop is called or the test ends, whichever is first: stop cancels
 // its context, waits for it to return and fails tb, naming what, if it
 // returned an error. Later calls of stop do nothing.
 func Run(tb testing.TB, what string, run func(context.Context) error) (stop func()) {
+	return Go(tb, what, run).Stop
+}
+
+// Running is a Run started by [Go].
+type Running struct {
+	tb      testing.TB
+	what    string
+	cancel  context.CancelFunc
+	done    chan struct{}
+	err     error // set before done is closed
+	once    sync.Once
+	mayFail atomic.Bool
+}
+
+// Go runs run on a goroutine of its own until [Running.Stop] is called or
+// the test ends, whichever is first. Unless [Running.MayFail] was called,
+// an error it returns fails tb, naming what, when it is stopped.
+func Go(tb testing.TB, what string, run func(context.Context) error) *Running {
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- run(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				tb.Errorf("%s: Run: %v", what, err)
-			}
-		})
-	}
-	tb.Cleanup(stop)
-	return stop
+	r := &Running{tb: tb, what: what, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		r.err = run(ctx)
+		close(r.done)
+	}()
+	tb.Cleanup(r.Stop)
+	return r
+}
+
+// Done is closed when run has returned.
+func (r *Running) Done() <-chan struct{} { return r.done }
+
+// Err is what run returned; call it after Done is closed.
+func (r *Running) Err() error { return r.err }
+
+// MayFail tells Stop not to report an error: the test expects one and
+// checks it itself.
+func (r *Running) MayFail() { r.mayFail.Store(true) }
+
+// Stop cancels run's context and waits for it to return, failing tb if it
+// returned an error (see [Running.MayFail]). Later calls do nothing.
+func (r *Running) Stop() {
+	r.once.Do(func() {
+		r.cancel()
+		<-r.done
+		if r.err != nil && !r.mayFail.Load() {
+			r.tb.Errorf("%s: Run: %v", r.what, r.err)
+		}
+	})
+}
+
+// StartWithSession runs a session with cfg and, in one [actor.Group] with
+// it, the actor that newActor builds on a subscription to that session,
+// as [Go] does. It returns the running group and another subscription,
+// for the test to follow the session.
+func StartWithSession(tb testing.TB, cfg session.Config, what string, newActor func(*actor.Latest[session.State]) actor.Actor) (*Running, *actor.Latest[session.State]) {
+	tb.Helper()
+	sess := session.New(cfg)
+	probe := sess.Subscribe()
+	a := newActor(sess.Subscribe())
+	var g actor.Group
+	g.Add("session", sess)
+	g.Add(what, a)
+	return Go(tb, what, g.Run), probe
 }
