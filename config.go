@@ -26,8 +26,11 @@ var ErrInvalidConfig = errors.New("zkalloc: invalid config")
 // Config configures an [Allocator]. Servers, Group and Member are
 // required; every other zero value means the documented default.
 type Config struct {
-	// Servers are ZooKeeper's addresses, "host:port" (port 2181 if left
-	// out).
+	// Servers are ZooKeeper's addresses: "host:port", port 2181 if left
+	// out, an IPv6 address in brackets ("[::1]:2181"). New refuses a port
+	// that is not a number from 1 to 65535 and an empty host, naming the
+	// element. An element may also hold a comma-separated list of them,
+	// as in a ZooKeeper connect string.
 	Servers []string
 	// Group names the consumer group: members of the same group under the
 	// same Root share one partition set.
@@ -79,6 +82,10 @@ type Config struct {
 	// Logger receives the allocator's logs; default slog.Default().
 	Logger *slog.Logger
 
+	// chroot is the chroot path the Servers carry, "" if none; set by
+	// withDefaults, which also strips it from Servers.
+	chroot string
+
 	// wrapConn, set only by tests (export_test.go), instruments the
 	// ZooKeeper client, for instance to count requests.
 	wrapConn func(session.Conn) session.Conn
@@ -87,14 +94,11 @@ type Config struct {
 // withDefaults validates c and returns it with defaults filled in and the
 // seed normalized.
 func (c Config) withDefaults() (Config, error) {
-	if len(c.Servers) == 0 {
-		return c, fmt.Errorf("%w: Servers: empty", ErrInvalidConfig)
+	servers, chroot, err := parseServers(c.Servers)
+	if err != nil {
+		return c, err
 	}
-	for i, s := range c.Servers {
-		if strings.TrimSpace(s) == "" || strings.ContainsAny(s, " \t\r\n,") {
-			return c, fmt.Errorf("%w: Servers[%d] %q: want host or host:port", ErrInvalidConfig, i, s)
-		}
-	}
+	c.Servers, c.chroot = servers, chroot
 	if err := partitions.ValidateName(c.Group); err != nil {
 		return c, fmt.Errorf("%w: Group %q: %w", ErrInvalidConfig, c.Group, err)
 	}
