@@ -72,7 +72,8 @@ func New(cfg Config) (*Allocator, error) {
 	if err != nil {
 		return nil, err
 	}
-	paths := zkpath.Group{Root: cfg.Root, Group: cfg.Group}
+	// go-zookeeper has no chroot: the library's paths carry it instead.
+	paths := zkpath.Group{Root: cfg.chroot + cfg.Root, Group: cfg.Group}
 	log := cfg.Logger.With("group", cfg.Group, "member", cfg.Member)
 
 	sess := session.New(session.Config{Servers: cfg.Servers, Timeout: cfg.SessionTimeout, WrapConn: cfg.wrapConn, Logger: log})

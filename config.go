@@ -31,6 +31,14 @@ type Config struct {
 	// that is not a number from 1 to 65535 and an empty host, naming the
 	// element. An element may also hold a comma-separated list of them,
 	// as in a ZooKeeper connect string.
+	//
+	// A chroot suffix is honoured as ZooKeeper's own clients do:
+	// "zk1:2181,zk2:2181/kafka", or {"zk1:2181/kafka", "zk2:2181/kafka"}.
+	// Every node of the group then lives under the chroot
+	// (<chroot><Root>/groups/<Group>/...). Servers that carry a chroot
+	// must carry the same one (New refuses others); those without one
+	// take it, so it may be given on the last server only. The chroot is
+	// a path like Root, and it is created when missing, like Root.
 	Servers []string
 	// Group names the consumer group: members of the same group under the
 	// same Root share one partition set.

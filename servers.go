@@ -41,9 +41,6 @@ func parseServers(servers []string) (addrs []string, chroot string, err error) {
 			if !hasRoot {
 				continue
 			}
-			if hasRoot {
-				return nil, "", bad(errors.New("a chroot suffix is not supported"))
-			}
 			root = "/" + root
 			if root == "/" {
 				root = "" // ZooKeeper's clients read a chroot of "/" as none
