@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -130,6 +131,10 @@ func New(cfg Config) (*Allocator, error) {
 // another strategy ([ErrStrategyMismatch]; Start reads a few of their
 // nodes before joining), Start closes the allocator and returns the
 // error. Start may be called once.
+//
+// If ctx ends before any session is up, the error names the servers and
+// wraps the last connection error (for example "dial tcp 127.0.0.1:2181:
+// connect: connection refused") as well as ctx's error.
 func (a *Allocator) Start(ctx context.Context) error {
 	a.mu.Lock()
 	if a.closed {
@@ -141,6 +146,7 @@ func (a *Allocator) Start(ctx context.Context) error {
 		return ErrStarted
 	}
 	a.started = true
+	began := time.Now()
 	runCtx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	a.mu.Unlock()
@@ -156,8 +162,17 @@ func (a *Allocator) Start(ctx context.Context) error {
 		}
 		return ErrClosed
 	case <-ctx.Done():
+		// Read before Close, whose shutdown fails connections itself.
+		up, last := a.sess.Failure()
 		a.Close()
-		return fmt.Errorf("zkalloc: start: %w", ctx.Err())
+		if up {
+			return fmt.Errorf("zkalloc: start: %w", ctx.Err())
+		}
+		why := fmt.Sprintf("zkalloc: start: no session with %s after %v", strings.Join(a.cfg.Servers, ","), time.Since(began).Round(10*time.Millisecond))
+		if last != nil {
+			return fmt.Errorf("%s: %w: %w", why, last, ctx.Err())
+		}
+		return fmt.Errorf("%s: %w", why, ctx.Err())
 	}
 }
 

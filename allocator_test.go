@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -112,6 +114,37 @@ func TestStartGivesUpWithContext(t *testing.T) {
 	if _, ok := <-a.Updates(); ok {
 		t.Fatal("Updates() delivered after a failed Start")
 	}
+}
+
+func TestStartSaysWhyThereIsNoSession(t *testing.T) {
+	t.Parallel()
+	refused := closedPort(t)
+	a, err := zkalloc.New(zkalloc.Config{Servers: []string{refused}, Group: "g", Member: "m", Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err = a.Start(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Start against a refused port = %v, want DeadlineExceeded", err)
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) || !strings.Contains(err.Error(), "refused") || !strings.Contains(err.Error(), "no session with "+refused) {
+		t.Errorf("Start against a refused port = %q, want it to name %s and the refusal", err, refused)
+	}
+}
+
+// closedPort returns a loopback address on which nothing listens: a port
+// that was just free.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
 }
 
 func TestFiveMembersConverge(t *testing.T) {
