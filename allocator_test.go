@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc"
+	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 )
 
@@ -119,7 +121,8 @@ func TestStartGivesUpWithContext(t *testing.T) {
 func TestStartSaysWhyThereIsNoSession(t *testing.T) {
 	t.Parallel()
 	refused := closedPort(t)
-	a, err := zkalloc.New(zkalloc.Config{Servers: []string{refused}, Group: "g", Member: "m", Logger: testLogger()})
+	logs := actortest.NewLogs()
+	a, err := zkalloc.New(zkalloc.Config{Servers: []string{refused}, Group: "g", Member: "m", Logger: slog.New(logs)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,6 +134,16 @@ func TestStartSaysWhyThereIsNoSession(t *testing.T) {
 	}
 	if !errors.Is(err, syscall.ECONNREFUSED) || !strings.Contains(err.Error(), "refused") || !strings.Contains(err.Error(), "no session with "+refused) {
 		t.Errorf("Start against a refused port = %q, want it to name %s and the refusal", err, refused)
+	}
+	// The first failure is a warning at once; the next ones within 10 s are not.
+	var warned []actortest.Record
+	for range logs.Count() {
+		if r := logs.Next(t, time.Second); strings.Contains(r.Msg, "cannot connect") {
+			warned = append(warned, r)
+		}
+	}
+	if len(warned) != 1 || warned[0].Level != slog.LevelWarn || warned[0].Attrs["server"] != refused || !strings.Contains(warned[0].Attrs["err"], "refused") {
+		t.Errorf("warnings about connecting: %+v; want one, naming %s and the refusal", warned, refused)
 	}
 }
 

@@ -82,7 +82,9 @@ func New(cfg Config) *Session {
 	if cfg.Clock == nil {
 		cfg.Clock = actor.RealClock()
 	}
-	return &Session{cfg: cfg, events: newEventQueue(), link: newLink(), conns: make(map[net.Conn]struct{})}
+	s := &Session{cfg: cfg, events: newEventQueue(), link: newLink(), conns: make(map[net.Conn]struct{})}
+	s.failures.logger, s.failures.now = cfg.Logger, cfg.Clock.Now
+	return s
 }
 
 // Failure reports whether a session is up and, if none is, the last error
@@ -186,7 +188,6 @@ func (s *Session) connect(ctx context.Context) (*zk.Conn, <-chan zk.Event, error
 			zk.WithMaxBufferSize(maxPacket),
 		)
 		if err != nil {
-			s.cfg.Logger.Warn("zkalloc: cannot create ZooKeeper client; retrying", "servers", s.cfg.Servers, "err", err)
 			s.failures.failed(fmt.Sprint(s.cfg.Servers), err)
 		}
 		return err
