@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/claims"
@@ -68,7 +70,8 @@ func New(cfg Config) (*Allocator, error) {
 	if err != nil {
 		return nil, err
 	}
-	paths := zkpath.Group{Root: cfg.Root, Group: cfg.Group}
+	// go-zookeeper has no chroot: the library's paths carry it instead.
+	paths := zkpath.Group{Root: cfg.chroot + cfg.Root, Group: cfg.Group}
 	log := cfg.Logger.With("group", cfg.Group, "member", cfg.Member)
 
 	sess := session.New(session.Config{Servers: cfg.Servers, Timeout: cfg.SessionTimeout, WrapConn: cfg.wrapConn, Logger: log})
@@ -123,6 +126,10 @@ func New(cfg Config) (*Allocator, error) {
 // another strategy ([ErrStrategyMismatch]; Start reads a few of their
 // nodes before joining), Start closes the allocator and returns the
 // error. Start may be called once.
+//
+// If ctx ends before any session is up, the error names the servers and
+// wraps the last connection error (for example "dial tcp 127.0.0.1:2181:
+// connect: connection refused") as well as ctx's error.
 func (a *Allocator) Start(ctx context.Context) error {
 	a.mu.Lock()
 	if a.closed {
@@ -134,6 +141,7 @@ func (a *Allocator) Start(ctx context.Context) error {
 		return ErrStarted
 	}
 	a.started = true
+	began := time.Now()
 	runCtx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	a.mu.Unlock()
@@ -149,8 +157,17 @@ func (a *Allocator) Start(ctx context.Context) error {
 		}
 		return ErrClosed
 	case <-ctx.Done():
+		// Read before Close, whose shutdown fails connections itself.
+		up, last := a.sess.Failure()
 		a.Close()
-		return fmt.Errorf("zkalloc: start: %w", ctx.Err())
+		if up {
+			return fmt.Errorf("zkalloc: start: %w", ctx.Err())
+		}
+		why := fmt.Sprintf("zkalloc: start: no session with %s after %v", strings.Join(a.cfg.Servers, ","), time.Since(began).Round(10*time.Millisecond))
+		if last != nil {
+			return fmt.Errorf("%s: %w: %w", why, last, ctx.Err())
+		}
+		return fmt.Errorf("%s: %w", why, ctx.Err())
 	}
 }
 

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,6 +28,23 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}{
 		{"no servers", func(c *zkalloc.Config) { c.Servers = nil }, "Servers"},
 		{"blank server", func(c *zkalloc.Config) { c.Servers = []string{" "} }, "Servers[0]"},
+		{"port not a number", func(c *zkalloc.Config) { c.Servers = []string{"127.0.0.1:abc"} }, `Servers[0] "127.0.0.1:abc"`},
+		{"two ports", func(c *zkalloc.Config) { c.Servers = []string{"h:2181", "127.0.0.1:2181:9"} }, `Servers[1] "127.0.0.1:2181:9"`},
+		{"port zero", func(c *zkalloc.Config) { c.Servers = []string{"h:0"} }, `Servers[0] "h:0"`},
+		{"port too large", func(c *zkalloc.Config) { c.Servers = []string{"h:65536"} }, `Servers[0] "h:65536"`},
+		{"signed port", func(c *zkalloc.Config) { c.Servers = []string{"h:+1"} }, `Servers[0] "h:+1"`},
+		{"empty port", func(c *zkalloc.Config) { c.Servers = []string{"h:"} }, `Servers[0] "h:"`},
+		{"no host", func(c *zkalloc.Config) { c.Servers = []string{":2181"} }, `Servers[0] ":2181"`},
+		{"IPv6 without brackets", func(c *zkalloc.Config) { c.Servers = []string{"::1:2181"} }, `Servers[0] "::1:2181"`},
+		{"unclosed bracket", func(c *zkalloc.Config) { c.Servers = []string{"[::1:2181"} }, `Servers[0] "[::1:2181"`},
+		{"IPv4 in brackets", func(c *zkalloc.Config) { c.Servers = []string{"[127.0.0.1]:2181"} }, `Servers[0] "[127.0.0.1]:2181"`},
+		{"junk after brackets", func(c *zkalloc.Config) { c.Servers = []string{"[::1]2181"} }, `Servers[0] "[::1]2181"`},
+		{"chroots differ", func(c *zkalloc.Config) { c.Servers = []string{"a/x", "b/y"} }, `Servers[1] "b/y"`},
+		{"chroots differ in a list", func(c *zkalloc.Config) { c.Servers = []string{"a/x,b/y"} }, `Servers[0] "a/x,b/y"`},
+		{"chroot with trailing slash", func(c *zkalloc.Config) { c.Servers = []string{"a:2181/kafka/"} }, "Servers[0]"},
+		{"chroot with empty part", func(c *zkalloc.Config) { c.Servers = []string{"a:2181/kafka//x"} }, "Servers[0]"},
+		{"chroot in /zookeeper", func(c *zkalloc.Config) { c.Servers = []string{"a:2181/zookeeper"} }, "Servers[0]"},
+		{"empty in a list", func(c *zkalloc.Config) { c.Servers = []string{"a:2181,,b:2181"} }, `Servers[0] "a:2181,,b:2181"`},
 		{"empty group", func(c *zkalloc.Config) { c.Group = "" }, "Group"},
 		{"group with slash", func(c *zkalloc.Config) { c.Group = "a/b" }, "Group"},
 		{"group with control char", func(c *zkalloc.Config) { c.Group = "a\x01" }, "Group"},
@@ -131,6 +151,48 @@ func TestStartGivesUpWithContext(t *testing.T) {
 	if _, ok := <-a.Updates(); ok {
 		t.Fatal("Updates() delivered after a failed Start")
 	}
+}
+
+func TestStartSaysWhyThereIsNoSession(t *testing.T) {
+	t.Parallel()
+	refused := closedPort(t)
+	logs := actortest.NewLogs()
+	a, err := zkalloc.New(zkalloc.Config{Servers: []string{refused}, Group: "g", Member: "m", Logger: slog.New(logs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err = a.Start(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Start against a refused port = %v, want DeadlineExceeded", err)
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) || !strings.Contains(err.Error(), "refused") || !strings.Contains(err.Error(), "no session with "+refused) {
+		t.Errorf("Start against a refused port = %q, want it to name %s and the refusal", err, refused)
+	}
+	// The first failure is a warning at once; the next ones within 10 s are not.
+	var warned []actortest.Record
+	for range logs.Count() {
+		if r := logs.Next(t, time.Second); strings.Contains(r.Msg, "cannot connect") {
+			warned = append(warned, r)
+		}
+	}
+	if len(warned) != 1 || warned[0].Level != slog.LevelWarn || warned[0].Attrs["server"] != refused || !strings.Contains(warned[0].Attrs["err"], "refused") {
+		t.Errorf("warnings about connecting: %+v; want one, naming %s and the refusal", warned, refused)
+	}
+}
+
+// closedPort returns a loopback address on which nothing listens: a port
+// that was just free.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
 }
 
 func TestFiveMembersConverge(t *testing.T) {

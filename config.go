@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/zkalloc/zkalloc/internal/zkpath"
@@ -28,8 +27,19 @@ var ErrInvalidConfig = errors.New("zkalloc: invalid config")
 // Config configures an [Allocator]. Servers, Group and Member are
 // required; every other zero value means the documented default.
 type Config struct {
-	// Servers are ZooKeeper's addresses, "host:port" (port 2181 if left
-	// out).
+	// Servers are ZooKeeper's addresses: "host:port", port 2181 if left
+	// out, an IPv6 address in brackets ("[::1]:2181"). New refuses a port
+	// that is not a number from 1 to 65535 and an empty host, naming the
+	// element. An element may also hold a comma-separated list of them,
+	// as in a ZooKeeper connect string.
+	//
+	// A chroot suffix is honoured as ZooKeeper's own clients do:
+	// "zk1:2181,zk2:2181/kafka", or {"zk1:2181/kafka", "zk2:2181/kafka"}.
+	// Every node of the group then lives under the chroot
+	// (<chroot><Root>/groups/<Group>/...). Servers that carry a chroot
+	// must carry the same one (New refuses others); those without one
+	// take it, so it may be given on the last server only. The chroot is
+	// a path like Root, and it is created when missing, like Root.
 	Servers []string
 	// Group names the consumer group: members of the same group under the
 	// same Root share one partition set.
@@ -82,6 +92,10 @@ type Config struct {
 	// Logger receives the allocator's logs; default slog.Default().
 	Logger *slog.Logger
 
+	// chroot is the chroot path the Servers carry, "" if none; set by
+	// withDefaults, which also strips it from Servers.
+	chroot string
+
 	// wrapConn, set only by tests (export_test.go), instruments the
 	// ZooKeeper client, for instance to count requests.
 	wrapConn func(session.Conn) session.Conn
@@ -91,14 +105,11 @@ type Config struct {
 // seed, Partitions, is left to partitions.New, which validates and
 // normalizes it once (New wraps its error in [ErrInvalidConfig]).
 func (c Config) withDefaults() (Config, error) {
-	if len(c.Servers) == 0 {
-		return c, fmt.Errorf("%w: Servers: empty", ErrInvalidConfig)
+	servers, chroot, err := parseServers(c.Servers)
+	if err != nil {
+		return c, err
 	}
-	for i, s := range c.Servers {
-		if strings.TrimSpace(s) == "" || strings.ContainsAny(s, " \t\r\n,") {
-			return c, fmt.Errorf("%w: Servers[%d] %q: want host or host:port", ErrInvalidConfig, i, s)
-		}
-	}
+	c.Servers, c.chroot = servers, chroot
 	for _, f := range []struct{ name, v string }{{"Group", c.Group}, {"Member", c.Member}} {
 		if err := validateName(f.v); err != nil {
 			return c, fmt.Errorf("%w: %s %s: %w", ErrInvalidConfig, f.name, quoteShort(f.v), err)

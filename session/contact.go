@@ -176,6 +176,8 @@ type contactConn struct {
 	handshake time.Duration
 	answered  atomic.Bool // the connect response has been read
 	logger    *slog.Logger
+	server    string    // the address dialed
+	failures  *failures // told of a connection that ends before it is answered
 }
 
 func (c *contactConn) SetDeadline(t time.Time) error { return c.Conn.SetDeadline(c.bound(t)) }
@@ -218,6 +220,7 @@ func (c *contactConn) Read(p []byte) (int, error) {
 		})
 	}
 	if err != nil {
+		c.handshakeFailed(err)
 		c.link.ended(c.gen)
 	}
 	return n, err
@@ -238,9 +241,18 @@ func (c *contactConn) Write(p []byte) (int, error) {
 	}
 	n, err := c.Conn.Write(p)
 	if err != nil {
+		c.handshakeFailed(err)
 		c.link.ended(c.gen)
 	}
 	return n, err
+}
+
+// handshakeFailed tells failures of a connection that fails before the
+// server has answered its connect request.
+func (c *contactConn) handshakeFailed(err error) {
+	if !c.answered.Load() {
+		c.failures.failed(c.server, &handshakeError{server: c.server, err: err})
+	}
 }
 
 func (c *contactConn) Close() error {

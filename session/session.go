@@ -59,12 +59,13 @@ type Session struct {
 	subs   []*actor.Latest[State]
 	events eventQueue
 
-	contact contact
-	link    *link
-	connsMu sync.Mutex
-	conns   map[net.Conn]struct{} // open connections, closed at shutdown so the client stops at once
-	closing bool                  // shutdown has begun: refuse new connections
-	state   State                 // owned by Run
+	contact  contact
+	link     *link
+	failures failures
+	connsMu  sync.Mutex
+	conns    map[net.Conn]struct{} // open connections, closed at shutdown so the client stops at once
+	closing  bool                  // shutdown has begun: refuse new connections
+	state    State                 // owned by Run
 }
 
 // New returns a session actor; it starts nothing.
@@ -81,8 +82,18 @@ func New(cfg Config) *Session {
 	if cfg.Clock == nil {
 		cfg.Clock = actor.RealClock()
 	}
-	return &Session{cfg: cfg, events: newEventQueue(), link: newLink(), conns: make(map[net.Conn]struct{})}
+	s := &Session{cfg: cfg, events: newEventQueue(), link: newLink(), conns: make(map[net.Conn]struct{})}
+	s.failures.logger, s.failures.now = cfg.Logger, cfg.Clock.Now
+	return s
 }
+
+// Failure reports whether a session is up and, if none is, the last error
+// met reaching a server since one last was: a dial that failed, a
+// connection that ended before the server answered the connect request
+// (the error names the server), or a client that could not be created.
+// It is nil while a session is up, or if no attempt has failed yet. Safe
+// for concurrent use.
+func (s *Session) Failure() (up bool, err error) { return s.failures.snapshot() }
 
 // Subscribe returns a new latest-wins cell that receives every state the
 // session publishes, starting with the current one. Call it before Run.
@@ -177,7 +188,7 @@ func (s *Session) connect(ctx context.Context) (*zk.Conn, <-chan zk.Event, error
 			zk.WithMaxBufferSize(maxPacket),
 		)
 		if err != nil {
-			s.cfg.Logger.Warn("zkalloc: cannot create ZooKeeper client; retrying", "servers", s.cfg.Servers, "err", err)
+			s.failures.failed(fmt.Sprint(s.cfg.Servers), err)
 		}
 		return err
 	}
@@ -199,6 +210,7 @@ const maxPacket = 1<<20 + 4096
 func (s *Session) dial(network, address string, timeout time.Duration) (net.Conn, error) {
 	c, err := s.cfg.Dialer(network, address, timeout)
 	if err != nil {
+		s.failures.failed(address, err)
 		return nil, err
 	}
 	s.connsMu.Lock()
@@ -219,6 +231,8 @@ func (s *Session) dial(network, address string, timeout time.Duration) (net.Conn
 		now:       s.cfg.Clock.Now,
 		handshake: time.Duration(handshakeFraction * float64(s.timeout())),
 		logger:    s.cfg.Logger,
+		server:    address,
+		failures:  &s.failures,
 	}, nil
 }
 
@@ -249,6 +263,7 @@ const (
 // by closing our side of it. Every wait is bounded: a client still running
 // after all of them is logged and left behind rather than hanging Close.
 func (s *Session) shutdown(client *zk.Conn, gate *gatedConn, events <-chan zk.Event) {
+	s.failures.stop()
 	drained := time.NewTimer(drainTimeout)
 	defer drained.Stop()
 	select {
@@ -318,6 +333,7 @@ func (s *Session) transition(to Status, id int64) {
 		s.state.Timeout = granted
 	}
 	s.state.Status, s.state.SessionID, s.state.LastReply = to, id, lastReply
+	s.failures.setUp(to == Up)
 	s.state.Since = s.cfg.Clock.Now()
 	switch to {
 	case Up:
