@@ -59,7 +59,13 @@ type Allocator struct {
 	closed  bool
 	cancel  context.CancelFunc // stops the actors; nil before Start
 	done    chan struct{}      // closed when every actor has returned
-	err     error              // why the actors stopped; read after done
+
+	// The session runs apart from the group and outlives it: the member
+	// actor drains (its consumer acks the final Update) while the claims,
+	// which go with the session, are still held.
+	sessExited chan struct{} // closed when the session actor has returned
+	sessErr    error         // its error; read after sessExited
+	err        error         // why the actors stopped; read after done
 }
 
 // New validates cfg and returns an allocator. It does no I/O and starts
@@ -111,7 +117,8 @@ func New(cfg Config) (*Allocator, error) {
 		Logger:   log,
 	})
 	a := &Allocator{cfg: cfg, sess: sess, members: members, set: set, reb: reb, done: make(chan struct{})}
-	a.group.Add("session", sess)
+	a.sessExited = make(chan struct{})
+	a.group.Add("session", actor.Func(a.watchSession))
 	a.group.Add("membership", members)
 	a.group.Add("partitions", set)
 	a.group.Add("claims", owners)
@@ -175,7 +182,18 @@ func (a *Allocator) Start(ctx context.Context) error {
 // Start has returned is logged: nobody may be waiting for it but the
 // consumer, who sees Updates close and gets it from Close.
 func (a *Allocator) run(ctx context.Context) {
+	sessCtx, stopSession := context.WithCancel(context.Background())
+	defer stopSession()
+	if ctx.Err() != nil {
+		stopSession() // closed before Start: no connection at all
+	}
+	go func() {
+		defer close(a.sessExited)
+		a.sessErr = a.sess.Run(sessCtx)
+	}()
 	err := a.group.Run(ctx)
+	stopSession()
+	<-a.sessExited
 	select {
 	case <-a.reb.Ready():
 		if err != nil {
@@ -185,6 +203,17 @@ func (a *Allocator) run(ctx context.Context) {
 	}
 	a.err = err
 	close(a.done)
+}
+
+// watchSession stands for the session in the group: it returns the
+// session actor's error when it stops by itself, which stops the others.
+func (a *Allocator) watchSession(ctx context.Context) error {
+	select {
+	case <-a.sessExited:
+		return a.sessErr
+	case <-ctx.Done():
+		return nil
+	}
 }
 
 // Updates delivers this member's assignment. Delivery is latest-wins: a
@@ -241,12 +270,21 @@ func (a *Allocator) translate(err error) error {
 	return err
 }
 
-// Close leaves the group, closes the ZooKeeper session (the server deletes
-// this member's nodes at once, so the others take over its partitions
-// without waiting for a timeout) and returns when every goroutine of the
-// allocator has exited and Updates is closed. It returns the error that
-// stopped the allocator, if one did before Close. Calling it again
-// returns the same.
+// Close hands this member's partitions over and leaves the group. It
+// publishes a final Update that revokes every partition (Current shows
+// nothing assigned from then on) and waits until the consumer has acked
+// it, for at most ReleaseTimeout, keeping the claims meanwhile so that no
+// other member starts a partition this consumer is still stopping. Then
+// it closes the ZooKeeper session (the server deletes this member's nodes
+// at once, so the others take over without waiting for a timeout), and
+// returns when every goroutine of the allocator has exited and Updates is
+// closed. So call Close while the consumer still reads Updates, from
+// another goroutine, and let the consumer stop its partitions and Ack the
+// final Update as it does any other; a consumer that has stopped reading
+// costs Close the whole ReleaseTimeout. A fatal error ends the same way.
+//
+// Close returns the error that stopped the allocator, if one did before
+// Close. Calling it again returns the same.
 func (a *Allocator) Close() error {
 	a.mu.Lock()
 	if !a.started {
