@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log"
+	"os"
+	"os/signal"
 	"time"
 
 	"github.com/zkalloc/zkalloc"
@@ -32,23 +34,56 @@ func Example() {
 		}
 		log.Fatal(err)
 	}
-	defer alloc.Close()
 
-	consumers := map[zkalloc.Partition]context.CancelFunc{}
+	// Shut down from another goroutine: Close publishes a final Update
+	// revoking everything and waits (at most ReleaseTimeout) for the loop
+	// below to stop those partitions and Ack it, so that no other member
+	// starts one before this one has stopped it.
+	sig, stopSig := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stopSig()
+	go func() {
+		<-sig.Done()
+		alloc.Close()
+	}()
+
+	running := map[zkalloc.Partition]*worker{}
 	for u := range alloc.Updates() { // closed once the allocator stops
 		for _, p := range u.Revoked {
-			consumers[p]() // stop consuming, commit offsets
-			delete(consumers, p)
+			running[p].stop() // waits until it has stopped and committed
+			delete(running, p)
 		}
-		u.Ack() // the next owners may take the revoked partitions now
+		u.Ack() // only now may the next owners take the revoked partitions
 		for _, p := range u.Added {
-			pctx, stop := context.WithCancel(context.Background())
-			consumers[p] = stop
-			go consume(pctx, p)
+			running[p] = start(p)
 		}
 		log.Printf("generation %d: %d members, %d partitions here (%s)",
 			u.Generation, len(u.Members), len(u.Assigned), u.Reason)
 	}
+	if err := alloc.Close(); err != nil { // what stopped it, if not Close
+		log.Fatal(err)
+	}
+}
+
+// worker consumes one partition.
+type worker struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func start(p zkalloc.Partition) *worker {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &worker{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		consume(ctx, p) // returns once ctx ends and its offsets are committed
+	}()
+	return w
+}
+
+// stop stops the worker and waits until it has.
+func (w *worker) stop() {
+	w.cancel()
+	<-w.done
 }
 
 func consume(ctx context.Context, p zkalloc.Partition) { <-ctx.Done() }
