@@ -23,10 +23,14 @@
 //		start(u.Added)
 //	}
 //
+// Users import this package, and package rebalance to choose or write a
+// [rebalance.Strategy]; the other packages are the library's internals.
 // Inside, each concern is an actor (see package actor): session owns the
 // ZooKeeper connection, membership the member node and list, partitions
-// the shared set, and rebalance computes the assignment, runs the hand-off
-// through ownership claims and publishes it.
+// the shared set, and claims the ownership claims. The member's decisions
+// (debounce, hand-off, grace, the drain on Close) are a pure state
+// machine, rebalance/member's Core, fed by a thin actor loop that runs
+// the strategy off the loop and publishes the Updates.
 //
 // # ZooKeeper layout
 //

@@ -1,4 +1,5 @@
-// Package actor is the small runtime every zkalloc actor is built on.
+// Package actor is the small runtime every zkalloc actor is built on. It
+// is one of zkalloc's internals: users never need it.
 //
 // An actor is a value with a Run(ctx) method that runs in the caller's
 // goroutine, owns its state, receives typed messages and returns only when

@@ -1,5 +1,6 @@
 // Package membership keeps this member registered in its group and
-// publishes the group's member list.
+// publishes the group's member list. It is one of zkalloc's internals:
+// users never import it.
 //
 // For every new ZooKeeper session the [Membership] actor creates the
 // member's ephemeral node <root>/groups/<group>/members/<member>. A node of

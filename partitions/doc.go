@@ -1,5 +1,6 @@
 // Package partitions defines the [Partition] type and keeps the group's
-// shared partition set in ZooKeeper.
+// shared partition set in ZooKeeper. It is one of zkalloc's internals:
+// users name partitions as zkalloc.Partition and never import it.
 //
 // The set is stored as one persistent znode per topic,
 // <root>/groups/<group>/partitions/<topic>, whose data lists the topic's

@@ -1,5 +1,6 @@
 // Package session owns the ZooKeeper connection of one allocator and turns
-// the client's connection events into typed session states.
+// the client's connection events into typed session states. It is one of
+// zkalloc's internals: users never import it.
 //
 // The client library reports events through a callback that must not
 // block and a channel that silently drops events when full. [Session]
