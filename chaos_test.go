@@ -291,7 +291,10 @@ func (c *chaos) consume(m *chaosMember, alloc *zkalloc.Allocator, done chan stru
 	for u := range alloc.Updates() {
 		m.mu.Lock()
 		if m.stopping {
+			// It has stopped everything (see stop): it acks the final
+			// Update at once, which lets Close hand over.
 			m.mu.Unlock()
+			u.Ack()
 			continue
 		}
 		seq := c.rec.Received(m.name, u.Generation, u.Members, u.Assigned, u.Revoked)
