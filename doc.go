@@ -16,12 +16,16 @@
 //	})
 //	if err != nil { ... }
 //	if err := alloc.Start(ctx); err != nil { ... }
-//	defer alloc.Close()
+//	go func() { <-shutdown; alloc.Close() }() // the loop takes the final Update
 //	for u := range alloc.Updates() {
-//		stop(u.Revoked)
-//		u.Ack() // lets the next owners take them
+//		stop(u.Revoked) // and wait until they have stopped
+//		u.Ack()         // lets the next owners take them
 //		start(u.Added)
 //	}
+//
+// [Allocator.Close] hands over: it publishes a final Update revoking
+// everything and waits for its Ack before leaving, so call it while the
+// consumer still reads Updates.
 //
 // Users import this package, and package rebalance to choose or write a
 // [rebalance.Strategy]; the other packages are the library's internals.
