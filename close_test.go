@@ -2,13 +2,17 @@ package zkalloc_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkalloc/zkalloc"
+	"github.com/zkalloc/zkalloc/internal/actortest"
 )
 
 // Close hands the partitions over: another member lists none of them
@@ -120,4 +124,42 @@ func TestCloseDrainsBeforeHandingOver(t *testing.T) {
 	if cur := alloc.Current(); len(cur.Assigned) != 0 {
 		t.Errorf("Current after Close = %+v, want nothing assigned", cur)
 	}
+}
+
+// A fatal stop ends like Close: an Update revokes everything before
+// Updates closes. Here another process takes the member's name over.
+func TestFatalStopRevokesEverything(t *testing.T) {
+	t.Parallel()
+	srv := server(t)
+	c := newCluster(t, []string{srv.Addr()})
+	m := c.start(c.config("a", map[string][]int32{"t": ids(4)}))
+	c.waitConverged(actortest.PartsN("t", 4))
+
+	obs := observer(t, srv.Addr())
+	path := "/zkalloc/groups/" + c.group + "/members/a"
+	// In one multi, or the member registers again in between.
+	if _, err := obs.Multi(
+		&zk.DeleteRequest{Path: path, Version: -1},
+		&zk.CreateRequest{Path: path, Acl: zk.WorldACL(zk.PermAll), Flags: zk.FlagEphemeral},
+	); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-m.done:
+	case <-time.After(testTimeout):
+		t.Fatal("Updates not closed after the name was taken over")
+	}
+	u, _ := m.snapshot()
+	if len(u.Assigned) != 0 || len(u.Revoked) == 0 {
+		t.Errorf("last Update %+v, want everything revoked", u)
+	}
+	if cur := m.alloc.Current(); len(cur.Assigned) != 0 {
+		t.Errorf("Current %+v, want nothing assigned", cur)
+	}
+	if err := m.alloc.Close(); !errors.Is(err, zkalloc.ErrDuplicateMember) {
+		t.Errorf("Close() = %v, want ErrDuplicateMember", err)
+	}
+	c.mu.Lock()
+	delete(c.members, "a")
+	c.mu.Unlock()
 }
