@@ -1,14 +1,9 @@
 package zkalloc_test
 
 import (
-	"github.com/zkalloc/zkalloc/internal/actortest"
-
-	"io"
-	"log"
 	"testing"
-	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zkalloc/zkalloc/internal/actortest"
 )
 
 // TestChrootServerString runs two members of one group under a chroot, one
@@ -25,7 +20,7 @@ func TestChrootServerString(t *testing.T) {
 	c.start(second)
 	c.waitConverged(actortest.PartsN("t", 4))
 
-	obs := observer(t, srv.Addr())
+	obs := actortest.Observe(t, []string{srv.Addr()}, testTimeout).Conn
 	dir := chroot + "/zkalloc/groups/" + c.group
 	for _, p := range []string{dir + "/members/a", dir + "/members/b", dir + "/partitions/t", dir + "/owners/t:0", dir + "/owners/t:3"} {
 		if ok, _, err := obs.Exists(p); err != nil || !ok {
@@ -35,30 +30,4 @@ func TestChrootServerString(t *testing.T) {
 	if ok, _, err := obs.Exists("/zkalloc/groups/" + c.group); err != nil || ok {
 		t.Errorf("Exists(/zkalloc/groups/%s) = %v, %v; want nothing outside the chroot", c.group, ok, err)
 	}
-}
-
-// observer connects a plain client to the server, closed when the test
-// ends once its goroutines have stopped.
-func observer(t *testing.T, addr string) *zk.Conn {
-	t.Helper()
-	conn, events, err := zk.Connect([]string{addr}, sessionTimeout, zk.WithLogInfo(false), zk.WithLogger(log.New(io.Discard, "", 0)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn.Close()
-		timeout := time.After(testTimeout)
-		for {
-			select {
-			case _, ok := <-events:
-				if !ok {
-					return
-				}
-			case <-timeout:
-				t.Errorf("observer's client did not stop within %v", testTimeout)
-				return
-			}
-		}
-	})
-	return conn
 }

@@ -58,10 +58,13 @@ type Config struct {
 	// the rules of Group and Member, up to 249 bytes each and
 	// [partitions.MaxTopicsBytes] in all; IDs must not be negative.
 	Partitions map[string][]int32
-	// Strategy computes the assignment; default [rebalance.RoundRobin]. All
-	// members of a group must use the same one: members that disagree wait
-	// for claims the others keep, and some partitions are never consumed.
-	// Start refuses to join a group whose members run another
+	// Strategy computes the assignment; default [rebalance.Balanced].
+	// Earlier versions defaulted to [rebalance.RoundRobin]: a group that
+	// runs it keeps it only by setting it here, or switches with every
+	// member at once (README, "Upgrading a group to the new default").
+	// All members of a group must use the same one: members that disagree
+	// wait for claims the others keep, and some partitions are never
+	// consumed. Start refuses to join a group whose members run another
 	// ([ErrStrategyMismatch]); a member that, despite that, has waited for
 	// another's claims longer than a hand-off can take (5 × Settle +
 	// ReleaseTimeout + the session timeout granted + 10 s) logs who holds
@@ -139,7 +142,7 @@ func (c Config) withDefaults() (Config, error) {
 		}
 	}
 	if c.Strategy == nil {
-		c.Strategy = rebalance.RoundRobin
+		c.Strategy = rebalance.Balanced
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

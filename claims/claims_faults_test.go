@@ -66,7 +66,7 @@ func (c refusingConn) Multi(ops ...any) ([]zk.MultiResponse, error) {
 func TestClaimsOneFailingClaimDoesNotHoldUpTheOthers(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
-	obs := observe(t, []string{srv.Addr()})
+	obs := actortest.Observe(t, []string{srv.Addr()}, claimWait)
 	var refused atomic.Pointer[partitions.Partition]
 	a := startClaimerWith(t, []string{srv.Addr()}, "a", 4*time.Second, func(conn session.Conn) session.Conn {
 		return refusingConn{Conn: conn, refuse: func(p string) bool {
@@ -74,7 +74,8 @@ func TestClaimsOneFailingClaimDoesNotHoldUpTheOthers(t *testing.T) {
 			return r != nil && p == claimPath(*r)
 		}}
 	}, nil)
-	t0, t1, t2, t3 := ps("t", 0)[0], ps("t", 1)[0], ps("t", 2)[0], ps("t", 3)[0]
+	ts := actortest.Parts("t", 0, 1, 2, 3)
+	t0, t1, t2, t3 := ts[0], ts[1], ts[2], ts[3]
 
 	// A create that keeps failing.
 	refused.Store(&t1)
@@ -90,13 +91,13 @@ func TestClaimsOneFailingClaimDoesNotHoldUpTheOthers(t *testing.T) {
 	a.waitHeld("with t:2 taken and t:0 given up, t:1 still held", func(h claims.Held) bool {
 		return h.Seq == d.Seq && slices.Equal(h.Held, []partitions.Partition{t1, t2})
 	})
-	waitClaimGone(t, obs.Conn, t0, claimWait)
+	zktest.WaitGone(t, obs.Conn, claimPath(t0), claimWait)
 	checkClaim(t, obs.Conn, t1, a.st.SessionID, "a")
 
 	// Once it can be, the stuck release goes through too.
 	refused.Store(&t3)
 	a.waitHeld(holds(d, []partitions.Partition{t2}))
-	waitClaimGone(t, obs.Conn, t1, claimWait)
+	zktest.WaitGone(t, obs.Conn, claimPath(t1), claimWait)
 }
 
 // A retry scheduled after a failure in one connection does not hold up
@@ -114,7 +115,7 @@ func TestClaimsRetryDelayEndsOnReconnection(t *testing.T) {
 	a := startClaimerWith(t, proxy.Addrs(), "a", 4*time.Second, func(conn session.Conn) session.Conn {
 		return actortest.FailingConn{Conn: conn, Fail: &fail}
 	}, func(cfg *claims.Config) { cfg.Clock = clock })
-	t0 := ps("t", 0)
+	t0 := actortest.Parts("t", 0)
 
 	fail.Store(true)
 	d := a.want(t0...)
@@ -131,13 +132,14 @@ func TestClaimsReportStuckWhileAnotherClaimFails(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers := []string{srv.Addr()}
-	other := observe(t, servers)
+	other := actortest.Observe(t, servers, claimWait)
 	for _, p := range []string{claimPaths.Members(), claimPaths.Owners()} {
 		if err := zkpath.Ensure(other.Conn, p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	t0, t1, t2 := ps("t", 0)[0], ps("t", 1)[0], ps("t", 2)[0]
+	ts := actortest.Parts("t", 0, 1, 2)
+	t0, t1, t2 := ts[0], ts[1], ts[2]
 	for path, data := range map[string]string{
 		claimPaths.Member("other"): `{"strategy":"range","version":"zkalloc/1"}`,
 		claimPath(t0):              "other",
@@ -196,13 +198,14 @@ func TestClaimsReportStuckWhileTheCheckFails(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	proxy := zktest.StartProxy(t, srv.Addr())
-	other := observe(t, []string{srv.Addr()})
+	other := actortest.Observe(t, []string{srv.Addr()}, claimWait)
 	for _, p := range []string{claimPaths.Members(), claimPaths.Owners()} {
 		if err := zkpath.Ensure(other.Conn, p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	t0, t1 := ps("t", 0)[0], ps("t", 1)[0]
+	ts := actortest.Parts("t", 0, 1)
+	t0, t1 := ts[0], ts[1]
 	for path, data := range map[string]string{
 		claimPaths.Member("other"): `{"strategy":"range","version":"zkalloc/1"}`,
 		claimPath(t0):              "other",

@@ -58,27 +58,22 @@ func startClaimerWith(t *testing.T, servers []string, name string, timeout time.
 		wrap = func(conn session.Conn) session.Conn { return conn }
 	}
 	c := &claimer{t: t, name: name}
-	sess := session.New(session.Config{
+	cfg := session.Config{
 		Servers:  servers,
 		Timeout:  timeout,
 		WrapConn: func(conn session.Conn) session.Conn { return countingConn{Conn: wrap(conn), n: &c.requests} },
+	}
+	run, probe := actortest.StartWithSession(t, cfg, name, func(sub *actor.Latest[session.State]) actor.Actor {
+		cfg := claims.Config{Paths: claimPaths, Member: name, Session: sub}
+		if configure != nil {
+			configure(&cfg)
+		}
+		ca := claims.New(cfg)
+		c.desired, c.held = ca.Desired(), ca.Held()
+		return ca
 	})
-	c.probe = sess.Subscribe()
-	cfg := claims.Config{
-		Paths:   claimPaths,
-		Member:  name,
-		Session: sess.Subscribe(),
-	}
-	if configure != nil {
-		configure(&cfg)
-	}
-	ca := claims.New(cfg)
-	c.desired, c.held = ca.Desired(), ca.Held()
-	var g actor.Group
-	g.Add("session", sess)
-	g.Add("claims", ca)
-	c.stop = actortest.Run(t, name, g.Run)
-	c.waitSession("up", func(st session.State) bool { return st.Status == session.Up })
+	c.probe, c.stop = probe, run.Stop
+	c.waitSession("up", actortest.IsUp)
 	return c
 }
 
@@ -141,21 +136,6 @@ func (c countingConn) Multi(ops ...any) ([]zk.MultiResponse, error) {
 	return c.Conn.Multi(ops...)
 }
 
-// observe runs a plain session for the test's own reads and writes.
-func observe(t *testing.T, servers []string) session.State {
-	t.Helper()
-	return actortest.Observe(t, servers, claimWait)
-}
-
-// ps returns topic's partitions ids.
-func ps(topic string, ids ...int32) []partitions.Partition {
-	out := make([]partitions.Partition, len(ids))
-	for i, id := range ids {
-		out[i] = partitions.Partition{Topic: topic, ID: id}
-	}
-	return out
-}
-
 func claimPath(p partitions.Partition) string { return claimPaths.Owners() + "/" + p.String() }
 
 // checkClaim checks that p's claim node exists, is owned by owner and
@@ -170,26 +150,6 @@ func checkClaim(t *testing.T, conn session.Conn, p partitions.Partition, owner i
 		t.Errorf("claim %s: owner %#x, data %q; want %#x, %q", p, stat.EphemeralOwner, got, owner, data)
 	}
 	return stat
-}
-
-// waitClaimGone waits, with an exists watch, until p's claim node is gone.
-func waitClaimGone(t *testing.T, conn session.Conn, p partitions.Partition, within time.Duration) {
-	t.Helper()
-	deadline := time.After(within)
-	for {
-		exists, _, ev, err := conn.ExistsW(claimPath(p))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !exists {
-			return
-		}
-		select {
-		case <-ev:
-		case <-deadline:
-			t.Fatalf("claim %s still exists after %v", p, within)
-		}
-	}
 }
 
 // watchers returns the hex session IDs the server lists (`wchp`) as
@@ -217,10 +177,10 @@ func TestClaimsOneHoldsOtherWaitsThenTakesOver(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers := []string{srv.Addr()}
-	obs := observe(t, servers)
+	obs := actortest.Observe(t, servers, claimWait)
 	a := startClaimer(t, servers, "a", 4*time.Second)
 	b := startClaimer(t, servers, "b", 4*time.Second)
-	t0 := ps("t", 0)
+	t0 := actortest.Parts("t", 0)
 
 	da, db := a.want(t0...), b.want(t0...)
 	answered := func(d claims.Desired) func(claims.Held) bool {
@@ -270,28 +230,28 @@ func TestClaimsWatchOutlivesUnwantedClaim(t *testing.T) {
 	servers := []string{srv.Addr()}
 	a := startClaimer(t, servers, "a", 4*time.Second)
 	b := startClaimer(t, servers, "b", 4*time.Second)
-	a.waitHeld(holds(a.want(ps("t", 0, 1)...), ps("t", 0, 1)))
-	b.waitHeld(holds(b.want(ps("t", 0, 1, 2)...), ps("t", 2)))
-	b.waitHeld(holds(b.want(ps("t", 1, 2)...), ps("t", 2)))
+	a.waitHeld(holds(a.want(actortest.Parts("t", 0, 1)...), actortest.Parts("t", 0, 1)))
+	b.waitHeld(holds(b.want(actortest.Parts("t", 0, 1, 2)...), actortest.Parts("t", 2)))
+	b.waitHeld(holds(b.want(actortest.Parts("t", 1, 2)...), actortest.Parts("t", 2)))
 	before := b.requests.Load()
-	b.waitHeld(holds(b.want(ps("t", 0, 1, 2)...), ps("t", 2)))
+	b.waitHeld(holds(b.want(actortest.Parts("t", 0, 1, 2)...), actortest.Parts("t", 2)))
 	if n := b.requests.Load() - before; n != 0 {
 		t.Errorf("wanting t:0 again, still watched, sent %d requests, want 0", n)
 	}
-	d := b.want(ps("t", 0, 2)...)
-	b.waitHeld(holds(d, ps("t", 2)))
+	d := b.want(actortest.Parts("t", 0, 2)...)
+	b.waitHeld(holds(d, actortest.Parts("t", 2)))
 	a.waitHeld(holds(a.want(), nil))
-	b.waitHeld(holds(d, ps("t", 0, 2)))
+	b.waitHeld(holds(d, actortest.Parts("t", 0, 2)))
 }
 
 func TestClaimsTakeOverFromClosedSession(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers := []string{srv.Addr()}
-	obs := observe(t, servers)
+	obs := actortest.Observe(t, servers, claimWait)
 	a := startClaimer(t, servers, "a", 4*time.Second)
 	b := startClaimer(t, servers, "b", 4*time.Second)
-	t0 := ps("t", 0)
+	t0 := actortest.Parts("t", 0)
 	a.waitHeld(holds(a.want(t0...), t0))
 	db := b.want(t0...)
 	b.waitHeld(holds(db, nil))
@@ -308,9 +268,9 @@ func TestClaimsReleaseLeavesAnotherSessionsNode(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers := []string{srv.Addr()}
-	obs := observe(t, servers)
+	obs := actortest.Observe(t, servers, claimWait)
 	a := startClaimer(t, servers, "a", 4*time.Second)
-	t0 := ps("t", 0)
+	t0 := actortest.Parts("t", 0)
 	a.waitHeld(holds(a.want(t0...), t0))
 
 	// Behind a's back its claim vanishes and another session claims it.
@@ -328,9 +288,9 @@ func TestClaimsVerifiedAfterReconnect(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	proxy := zktest.StartProxy(t, srv.Addr())
-	obs := observe(t, []string{srv.Addr()})
+	obs := actortest.Observe(t, []string{srv.Addr()}, claimWait)
 	a := startClaimer(t, proxy.Addrs(), "a", 4*time.Second)
-	want := ps("t", 0, 1)
+	want := actortest.Parts("t", 0, 1)
 	d := a.want(want...)
 	a.waitHeld(holds(d, want))
 	kept := checkClaim(t, obs.Conn, want[0], a.st.SessionID, "a")
@@ -361,16 +321,16 @@ func TestClaimsRecreatedAfterExpiry(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	proxy := zktest.StartProxy(t, srv.Addr())
-	obs := observe(t, []string{srv.Addr()})
+	obs := actortest.Observe(t, []string{srv.Addr()}, claimWait)
 	const timeout = 2 * time.Second
 	a := startClaimer(t, proxy.Addrs(), "a", timeout)
-	t0 := ps("t", 0)
+	t0 := actortest.Parts("t", 0)
 	a.waitHeld(holds(a.want(t0...), t0))
 	old := a.st.SessionID
 
 	// Cut a off until the server expires its session and deletes its claim.
 	proxy.Blackhole(true)
-	waitClaimGone(t, obs.Conn, t0[0], 4*timeout)
+	zktest.WaitGone(t, obs.Conn, claimPath(t0[0]), 4*timeout)
 	proxy.Blackhole(false)
 	st := a.waitSession("up in a new session", func(st session.State) bool {
 		return st.Status == session.Up && st.SessionID != old
@@ -386,15 +346,15 @@ func TestClaimsRecreatedAfterExpiry(t *testing.T) {
 func TestClaimsIgnoreDesiredOfAnotherSession(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
-	obs := observe(t, []string{srv.Addr()})
+	obs := actortest.Observe(t, []string{srv.Addr()}, claimWait)
 	a := startClaimer(t, []string{srv.Addr()}, "a", 4*time.Second)
-	d := claims.Desired{SessionID: a.st.SessionID + 1, Reconnects: a.st.Reconnects, Seq: 1, Want: ps("t", 0)}
+	d := claims.Desired{SessionID: a.st.SessionID + 1, Reconnects: a.st.Reconnects, Seq: 1, Want: actortest.Parts("t", 0)}
 	a.desired.Set(d)
 	a.waitHeld("answering a Desired of another session", func(h claims.Held) bool { return h.Seq == d.Seq })
 	if a.last.SessionID != a.st.SessionID || len(a.last.Held) != 0 {
 		t.Errorf("Held %+v; want nothing held in session %#x", a.last, a.st.SessionID)
 	}
-	_, _, err := obs.Conn.Get(claimPath(ps("t", 0)[0]))
+	_, _, err := obs.Conn.Get(claimPath(actortest.Parts("t", 0)[0]))
 	if !errors.Is(err, zk.ErrNoNode) {
 		t.Errorf("claim t:0 read: %v; want it never created", err)
 	}
@@ -408,9 +368,9 @@ func TestClaimsReleasedAfterLostSessionResumes(t *testing.T) {
 	const timeout = 12 * time.Second
 	srv := zktest.Standalone(t, zktest.Options{MaxSessionTimeout: timeout})
 	proxy := zktest.StartProxy(t, srv.Addr())
-	obs := observe(t, []string{srv.Addr()})
+	obs := actortest.Observe(t, []string{srv.Addr()}, claimWait)
 	a := startClaimer(t, proxy.Addrs(), "a", timeout)
-	a.waitHeld(holds(a.want(ps("t", 0, 1)...), ps("t", 0, 1)))
+	a.waitHeld(holds(a.want(actortest.Parts("t", 0, 1)...), actortest.Parts("t", 0, 1)))
 	sid, before := a.st.SessionID, a.st.Reconnects
 
 	proxy.Blackhole(true)
@@ -418,20 +378,20 @@ func TestClaimsReleasedAfterLostSessionResumes(t *testing.T) {
 	lost := a.st
 	proxy.Blackhole(false)
 	// Meanwhile the rebalance actor has moved t:1 elsewhere.
-	d := a.want(ps("t", 0)...)
+	d := a.want(actortest.Parts("t", 0)...)
 	st := a.waitSession("up again", func(st session.State) bool { return st.Status == session.Up && st.Reconnects > before })
 	t.Logf("lost %v after the last reply, up again %v after that", lost.Since.Sub(lost.LastReply), st.Since.Sub(lost.Since))
 	if st.SessionID != sid {
 		t.Fatalf("the server expired session %#x before it could resume (now %#x): the reconnection was too slow for this test", sid, st.SessionID)
 	}
 	a.waitHeld("in the resumed session", func(h claims.Held) bool {
-		return h.SessionID == sid && h.Reconnects == st.Reconnects && h.Seq == d.Seq && slices.Equal(h.Held, ps("t", 0))
+		return h.SessionID == sid && h.Reconnects == st.Reconnects && h.Seq == d.Seq && slices.Equal(h.Held, actortest.Parts("t", 0))
 	})
-	checkClaim(t, obs.Conn, ps("t", 0)[0], sid, "a")
+	checkClaim(t, obs.Conn, actortest.Parts("t", 0)[0], sid, "a")
 	// The claim on t:1 survived in the resumed session and is no longer
 	// wanted: it must be released, or its next owner waits as long as
 	// this session lives.
-	if _, stat, err := obs.Conn.Get(claimPath(ps("t", 1)[0])); !errors.Is(err, zk.ErrNoNode) {
+	if _, stat, err := obs.Conn.Get(claimPath(actortest.Parts("t", 1)[0])); !errors.Is(err, zk.ErrNoNode) {
 		owner := int64(0)
 		if stat != nil {
 			owner = stat.EphemeralOwner
@@ -499,8 +459,8 @@ func (c lostReplyConn) Get(p string) ([]byte, *zk.Stat, error) {
 func TestClaimsUnknownCreateReleasedWhenNoLongerWanted(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
-	obs := observe(t, []string{srv.Addr()})
-	t0, t1 := ps("t", 0), ps("t", 1)
+	obs := actortest.Observe(t, []string{srv.Addr()}, claimWait)
+	t0, t1 := actortest.Parts("t", 0), actortest.Parts("t", 1)
 	var lose atomic.Bool
 	lose.Store(true)
 	lost := make(chan struct{}, 1)
@@ -521,7 +481,7 @@ func TestClaimsUnknownCreateReleasedWhenNoLongerWanted(t *testing.T) {
 	d := a.want(t0...)
 	lose.Store(false)
 	a.waitHeld(holds(d, t0))
-	waitClaimGone(t, obs.Conn, t1[0], claimWait)
+	zktest.WaitGone(t, obs.Conn, claimPath(t1[0]), claimWait)
 }
 
 // Claims wanted together are created a hundred to a multi-operation; in a
@@ -533,12 +493,12 @@ func TestClaimsCreatedInBatches(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers := []string{srv.Addr()}
-	obs := observe(t, servers)
+	obs := actortest.Observe(t, servers, claimWait)
 	ids := make([]int32, 250)
 	for i := range ids {
 		ids[i] = int32(i)
 	}
-	want := ps("t", ids...)
+	want := actortest.Parts("t", ids...)
 
 	a := startClaimer(t, servers, "a", 4*time.Second)
 	a.waitSession("up", func(st session.State) bool { return st.Status == session.Up })
@@ -590,9 +550,9 @@ func TestClaimsCreatedInBatches(t *testing.T) {
 func TestClaimsReleaseOfVanishedClaims(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
-	obs := observe(t, []string{srv.Addr()})
+	obs := actortest.Observe(t, []string{srv.Addr()}, claimWait)
 	a := startClaimer(t, []string{srv.Addr()}, "a", 4*time.Second)
-	both := ps("t", 0, 1)
+	both := actortest.Parts("t", 0, 1)
 	a.waitHeld(holds(a.want(both...), both))
 	for _, p := range both {
 		if err := obs.Conn.Delete(claimPath(p), -1); err != nil {
@@ -611,7 +571,7 @@ func TestClaimsReportClaimsHeldTooLong(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers := []string{srv.Addr()}
-	other, ghost := observe(t, servers), observe(t, servers)
+	other, ghost := actortest.Observe(t, servers, claimWait), actortest.Observe(t, servers, claimWait)
 	for _, p := range []string{claimPaths.Members(), claimPaths.Owners()} {
 		if err := zkpath.Ensure(other.Conn, p); err != nil {
 			t.Fatal(err)
@@ -624,9 +584,9 @@ func TestClaimsReportClaimsHeldTooLong(t *testing.T) {
 		}
 	}
 	create(other.Conn, claimPaths.Member("other"), `{"strategy":"range","version":"zkalloc/1"}`)
-	create(other.Conn, claimPath(ps("t", 0)[0]), "other")
-	create(other.Conn, claimPath(ps("t", 1)[0]), "other")
-	create(ghost.Conn, claimPath(ps("t", 2)[0]), "ghost") // no member node
+	create(other.Conn, claimPath(actortest.Parts("t", 0)[0]), "other")
+	create(other.Conn, claimPath(actortest.Parts("t", 1)[0]), "other")
+	create(ghost.Conn, claimPath(actortest.Parts("t", 2)[0]), "ghost") // no member node
 
 	clock := actor.NewFakeClock(time.Now())
 	logs := actortest.NewLogs()
@@ -634,18 +594,18 @@ func TestClaimsReportClaimsHeldTooLong(t *testing.T) {
 		cfg.Clock, cfg.Logger = clock, slog.New(logs)
 		cfg.StuckAfter, cfg.Strategy = time.Minute, "balanced"
 	})
-	d := a.want(ps("t", 0, 1, 2, 3)...)
-	a.waitHeld(holds(d, ps("t", 3)))
+	d := a.want(actortest.Parts("t", 0, 1, 2, 3)...)
+	a.waitHeld(holds(d, actortest.Parts("t", 3)))
 	ctx, cancel := context.WithTimeout(context.Background(), claimWait)
 	defer cancel()
 	if err := clock.WaitTimers(ctx, 1); err != nil {
 		t.Fatal("the stuck timer was never armed")
 	}
 	clock.Advance(time.Minute - time.Second)
-	if err := other.Conn.Delete(claimPath(ps("t", 1)[0]), -1); err != nil { // handed over in time
+	if err := other.Conn.Delete(claimPath(actortest.Parts("t", 1)[0]), -1); err != nil { // handed over in time
 		t.Fatal(err)
 	}
-	a.waitHeld(holds(d, ps("t", 1, 3)))
+	a.waitHeld(holds(d, actortest.Parts("t", 1, 3)))
 	clock.Advance(time.Second)
 
 	byHolder := map[string]actortest.Record{}
@@ -679,11 +639,11 @@ func TestClaimsStuckAfterTheGrantedTimeout(t *testing.T) {
 	const granted, asked = 4 * time.Second, 20 * time.Second
 	srv := zktest.Standalone(t, zktest.Options{MaxSessionTimeout: granted})
 	servers := []string{srv.Addr()}
-	ghost := observe(t, servers)
+	ghost := actortest.Observe(t, servers, claimWait)
 	if err := zkpath.Ensure(ghost.Conn, claimPaths.Owners()); err != nil {
 		t.Fatal(err)
 	}
-	t0 := ps("t", 0)
+	t0 := actortest.Parts("t", 0)
 	if _, err := ghost.Conn.Create(claimPath(t0[0]), []byte("ghost"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}

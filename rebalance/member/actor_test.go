@@ -186,23 +186,15 @@ func (h *harness) current(gen int64) member.Update {
 	}
 }
 
-func ps(topic string, ids ...int32) []partitions.Partition {
-	out := make([]partitions.Partition, len(ids))
-	for i, id := range ids {
-		out[i] = partitions.Partition{Topic: topic, ID: id}
-	}
-	return out
-}
-
 func TestActorAssignsOnceViewsAreFresh(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "b", rebalance.RoundRobin, options{})
 	h.up(7, 1)
 	// Views from another session must not be used.
 	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 10, SessionID: 6, Reconnects: 1})
-	h.sendParts(partitions.View{Parts: ps("t", 0, 1, 2, 3), Zxid: 12, SessionID: 7, Reconnects: 1})
+	h.sendParts(partitions.View{Parts: actortest.Parts("t", 0, 1, 2, 3), Zxid: 12, SessionID: 7, Reconnects: 1})
 	h.none(func() {
-		h.sendParts(partitions.View{Parts: ps("t", 0, 1, 2, 3), Zxid: 12, SessionID: 7, Reconnects: 1})
+		h.sendParts(partitions.View{Parts: actortest.Parts("t", 0, 1, 2, 3), Zxid: 12, SessionID: 7, Reconnects: 1})
 	})
 
 	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 10, SessionID: 7, Reconnects: 1})
@@ -210,7 +202,7 @@ func TestActorAssignsOnceViewsAreFresh(t *testing.T) {
 	if u.Generation != 12 || !slices.Equal(u.Members, []string{"a", "b"}) {
 		t.Errorf("update = %+v, want generation 12 and members [a b]", u)
 	}
-	if want := ps("t", 1, 3); !slices.Equal(u.Assigned, want) || !slices.Equal(u.Added, want) || len(u.Revoked) != 0 {
+	if want := actortest.Parts("t", 1, 3); !slices.Equal(u.Assigned, want) || !slices.Equal(u.Added, want) || len(u.Revoked) != 0 {
 		t.Errorf("Assigned %v Added %v Revoked %v, want %v added", u.Assigned, u.Added, u.Revoked, want)
 	}
 	select {
@@ -229,7 +221,7 @@ func TestActorSettles(t *testing.T) {
 	h := newHarness(t, "a", rebalance.RoundRobin, options{settle: settle})
 	h.up(1, 1)
 	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
-	view := partitions.View{Parts: ps("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 1}
+	view := partitions.View{Parts: actortest.Parts("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 1}
 	h.sendParts(view)
 	h.none(func() { h.sendParts(view) }) // the same view again: the first is handled
 	h.clock.Advance(settle)
@@ -265,15 +257,15 @@ func TestActorKeepsAssignmentWhenStrategyFails(t *testing.T) {
 			h := newHarness(t, "a", broken, options{})
 			h.up(1, 1)
 			h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
-			h.sendParts(partitions.View{Parts: ps("t", 0, 1, 2), Zxid: 3, SessionID: 1, Reconnects: 1})
+			h.sendParts(partitions.View{Parts: actortest.Parts("t", 0, 1, 2), Zxid: 3, SessionID: 1, Reconnects: 1})
 			if u := h.next(); len(u.Assigned) != 3 {
 				t.Fatalf("first update %+v", u)
 			}
 
 			broken.mode.Store(mode)
-			h.sendParts(partitions.View{Parts: ps("t", 0, 1, 2, 3), Zxid: 5, SessionID: 1, Reconnects: 1})
+			h.sendParts(partitions.View{Parts: actortest.Parts("t", 0, 1, 2, 3), Zxid: 5, SessionID: 1, Reconnects: 1})
 			u := h.next()
-			if !slices.Equal(u.Assigned, ps("t", 0, 1, 2)) || len(u.Revoked) != 0 || len(u.Added) != 0 {
+			if !slices.Equal(u.Assigned, actortest.Parts("t", 0, 1, 2)) || len(u.Revoked) != 0 || len(u.Added) != 0 {
 				t.Errorf("after a %s got %+v, want the previous assignment kept", mode, u)
 			}
 			if !strings.Contains(u.Reason, "strategy failed") {
@@ -293,7 +285,7 @@ func settled(t *testing.T, h *harness, members []string, n int32) member.Update 
 	}
 	h.up(1, 1)
 	h.sendMembers(membership.View{Members: members, Zxid: 2, SessionID: 1, Reconnects: 1})
-	h.sendParts(partitions.View{Parts: ps("t", ids...), Zxid: 3, SessionID: 1, Reconnects: 1})
+	h.sendParts(partitions.View{Parts: actortest.Parts("t", ids...), Zxid: 3, SessionID: 1, Reconnects: 1})
 	d := h.nextDesired()
 	h.grant(d, d.Want...)
 	return h.next()
@@ -313,7 +305,7 @@ func TestActorKeepsRevokedClaimUntilAck(t *testing.T) {
 	// b joins: a keeps t:0 and t:2, revokes t:1 and t:3.
 	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 4, SessionID: 1, Reconnects: 1})
 	u := h.next()
-	if !slices.Equal(u.Revoked, ps("t", 1, 3)) || !slices.Equal(u.Assigned, ps("t", 0, 2)) {
+	if !slices.Equal(u.Revoked, actortest.Parts("t", 1, 3)) || !slices.Equal(u.Assigned, actortest.Parts("t", 0, 2)) {
 		t.Fatalf("after b joined: %+v", u)
 	}
 	// The revoked claims are kept: nothing new is desired.
@@ -326,7 +318,7 @@ func TestActorKeepsRevokedClaimUntilAck(t *testing.T) {
 	first.Ack() // an old ack changes nothing
 	u.Ack()
 	u.Ack() // idempotent
-	if d := h.nextDesired(); !slices.Equal(d.Want, ps("t", 0, 2)) {
+	if d := h.nextDesired(); !slices.Equal(d.Want, actortest.Parts("t", 0, 2)) {
 		t.Fatalf("Desired after the ack = %v, want [t:0 t:2]", d.Want)
 	}
 }
@@ -338,7 +330,7 @@ func TestActorReleaseTimeout(t *testing.T) {
 	settled(t, h, []string{"a"}, 2)
 	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 4, SessionID: 1, Reconnects: 1})
 	u := h.next()
-	if !slices.Equal(u.Revoked, ps("t", 1)) {
+	if !slices.Equal(u.Revoked, actortest.Parts("t", 1)) {
 		t.Fatalf("%+v", u)
 	}
 	// No ack comes.
@@ -346,7 +338,7 @@ func TestActorReleaseTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.clock.Advance(rt)
-	if d := h.nextDesired(); !slices.Equal(d.Want, ps("t", 0)) {
+	if d := h.nextDesired(); !slices.Equal(d.Want, actortest.Parts("t", 0)) {
 		t.Fatalf("Desired after the release timeout = %v, want [t:0]", d.Want)
 	}
 }
@@ -361,13 +353,13 @@ func TestActorAckFromCurrentBeforeDelivery(t *testing.T) {
 	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true})
 	settled(t, h, []string{"a"}, 4).Ack()
 	parts := func(zxid int64, ids ...int32) partitions.View {
-		return partitions.View{Parts: ps("t", ids...), Zxid: zxid, SessionID: 1, Reconnects: 1}
+		return partitions.View{Parts: actortest.Parts("t", ids...), Zxid: zxid, SessionID: 1, Reconnects: 1}
 	}
 
 	// t:3 leaves the set; the consumer receives the revocation and does
 	// not ack it yet.
 	h.sendParts(parts(4, 0, 1, 2))
-	if u := h.next(); !slices.Equal(u.Revoked, ps("t", 3)) {
+	if u := h.next(); !slices.Equal(u.Revoked, actortest.Parts("t", 3)) {
 		t.Fatalf("after t:3 left: %+v", u)
 	}
 	// t:2 leaves too. The consumer reads that Update from Current, stops
@@ -375,19 +367,19 @@ func TestActorAckFromCurrentBeforeDelivery(t *testing.T) {
 	// ack releases t:3 at once (which shows that the actor has taken it).
 	h.sendParts(parts(5, 0, 1))
 	cur := h.current(5) // the strategy runs off the loop: wait for its answer
-	if !slices.Equal(cur.Revoked, ps("t", 2)) {
+	if !slices.Equal(cur.Revoked, actortest.Parts("t", 2)) {
 		t.Fatalf("Current after t:2 left: %+v", cur)
 	}
 	cur.Ack()
-	if d := h.nextDesired(); !slices.Equal(d.Want, ps("t", 0, 1, 2)) {
+	if d := h.nextDesired(); !slices.Equal(d.Want, actortest.Parts("t", 0, 1, 2)) {
 		t.Fatalf("Desired after the ack = %v, want [t:0 t:1 t:2]", d.Want)
 	}
 	// Once the consumer receives it, the acked revocation of t:2 is
 	// released too.
-	if u := h.next(); !slices.Equal(u.Revoked, ps("t", 2)) || u.Generation != cur.Generation {
+	if u := h.next(); !slices.Equal(u.Revoked, actortest.Parts("t", 2)) || u.Generation != cur.Generation {
 		t.Fatalf("delivered %+v, want the Update acked from Current", u)
 	}
-	if d := h.nextDesired(); !slices.Equal(d.Want, ps("t", 0, 1)) {
+	if d := h.nextDesired(); !slices.Equal(d.Want, actortest.Parts("t", 0, 1)) {
 		t.Fatalf("Desired after the delivery = %v, want [t:0 t:1]", d.Want)
 	}
 }
@@ -418,18 +410,18 @@ func TestActorStuckStrategyHoldsUpNeitherRevocationNorClose(t *testing.T) {
 	h := newHarness(t, "a", s, options{})
 	h.up(1, 1)
 	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
-	h.sendParts(partitions.View{Parts: ps("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 1})
+	h.sendParts(partitions.View{Parts: actortest.Parts("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 1})
 	if u := h.next(); len(u.Assigned) != 2 {
 		t.Fatalf("first update %+v", u)
 	}
-	h.sendParts(partitions.View{Parts: ps("t", 0, 1, 2), Zxid: 4, SessionID: 1, Reconnects: 1})
+	h.sendParts(partitions.View{Parts: actortest.Parts("t", 0, 1, 2), Zxid: 4, SessionID: 1, Reconnects: 1})
 	select {
 	case <-s.stuck:
 	case <-h.ctx.Done():
 		t.Fatal("the strategy never ran again")
 	}
 	h.session.Set(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 1})
-	if u := h.next(); len(u.Assigned) != 0 || !slices.Equal(u.Revoked, ps("t", 0, 1)) {
+	if u := h.next(); len(u.Assigned) != 0 || !slices.Equal(u.Revoked, actortest.Parts("t", 0, 1)) {
 		t.Fatalf("on suspend with the strategy stuck: %+v, want everything revoked", u)
 	}
 }

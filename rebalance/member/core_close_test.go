@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
@@ -29,7 +30,7 @@ func TestCoreCloseRevokesEverythingAndDrainsOnAck(t *testing.T) {
 		t.Fatal("drained before the consumer received the final Update")
 	}
 	u := h.next()
-	if len(u.Assigned) != 0 || !eq(u.Revoked, ps("t", 0, 1, 2)) || !strings.Contains(u.Reason, "closing") {
+	if len(u.Assigned) != 0 || !eq(u.Revoked, actortest.Parts("t", 0, 1, 2)) || !strings.Contains(u.Reason, "closing") {
 		t.Fatalf("final update %+v, want everything revoked with a reason that says closing", u)
 	}
 	if cur := h.current(); len(cur.Assigned) != 0 {

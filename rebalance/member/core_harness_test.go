@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc/claims"
+	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
@@ -182,15 +183,7 @@ func view(sid int64, reconnects uint64, zxid int64, members ...string) membershi
 
 // parts is a view of topic t's partitions ids, read like view.
 func parts(sid int64, reconnects uint64, zxid int64, ids ...int32) partitions.View {
-	return partitions.View{Parts: ps("t", ids...), Zxid: zxid, SessionID: sid, Reconnects: reconnects}
-}
-
-func ps(topic string, ids ...int32) []Partition {
-	out := make([]Partition, len(ids))
-	for i, id := range ids {
-		out[i] = Partition{Topic: topic, ID: id}
-	}
-	return out
+	return partitions.View{Parts: actortest.Parts("t", ids...), Zxid: zxid, SessionID: sid, Reconnects: reconnects}
 }
 
 func eq(a, b []Partition) bool { return slices.Equal(a, b) }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
@@ -19,7 +20,7 @@ func TestCoreAssignsOnceViewsAreFresh(t *testing.T) {
 	h.up(7, 1)
 	// Views from another session must not be used.
 	h.members(view(6, 1, 10, "a", "b"))
-	h.parts(partitions.View{Parts: ps("t", 0, 1, 2, 3), Zxid: 12, SessionID: 7, Reconnects: 1})
+	h.parts(partitions.View{Parts: actortest.Parts("t", 0, 1, 2, 3), Zxid: 12, SessionID: 7, Reconnects: 1})
 	h.none()
 	h.noDesired("from a view of another session")
 
@@ -28,7 +29,7 @@ func TestCoreAssignsOnceViewsAreFresh(t *testing.T) {
 	if u.Generation != 12 || !slices.Equal(u.Members, []string{"a", "b"}) {
 		t.Errorf("update = %+v, want generation 12 and members [a b]", u)
 	}
-	if want := ps("t", 1, 3); !eq(u.Assigned, want) || !eq(u.Added, want) || len(u.Revoked) != 0 {
+	if want := actortest.Parts("t", 1, 3); !eq(u.Assigned, want) || !eq(u.Added, want) || len(u.Revoked) != 0 {
 		t.Errorf("Assigned %v Added %v Revoked %v, want %v added", u.Assigned, u.Added, u.Revoked, want)
 	}
 	if cur := h.current(); cur.Generation != 12 {
@@ -62,7 +63,7 @@ func TestCoreRevokesOnSuspendAndWaitsForFreshViews(t *testing.T) {
 
 	h.session(session.Suspended, 1, 1)
 	u := h.next()
-	if len(u.Assigned) != 0 || !eq(u.Revoked, ps("t", 0, 1)) || u.Reason == "" {
+	if len(u.Assigned) != 0 || !eq(u.Revoked, actortest.Parts("t", 0, 1)) || u.Reason == "" {
 		t.Fatalf("on suspend got %+v, want everything revoked with a reason", u)
 	}
 
@@ -72,7 +73,7 @@ func TestCoreRevokesOnSuspendAndWaitsForFreshViews(t *testing.T) {
 	h.none()
 	h.members(view(1, 2, 2, "a"))
 	u = h.next()
-	if !eq(u.Assigned, ps("t", 0, 1)) || !eq(u.Added, ps("t", 0, 1)) {
+	if !eq(u.Assigned, actortest.Parts("t", 0, 1)) || !eq(u.Added, actortest.Parts("t", 0, 1)) {
 		t.Fatalf("after resuming got %+v, want both back", u)
 	}
 }
@@ -93,10 +94,10 @@ func TestCoreConflatesWithoutLosingRevocations(t *testing.T) {
 	if u.Generation != 5 {
 		t.Fatalf("generation %d, want the newest, 5", u.Generation)
 	}
-	if want := ps("t", 0, 3); !eq(u.Assigned, want) {
+	if want := actortest.Parts("t", 0, 3); !eq(u.Assigned, want) {
 		t.Errorf("Assigned %v, want %v", u.Assigned, want)
 	}
-	if want := ps("t", 1, 2); !eq(u.Revoked, want) || len(u.Added) != 0 {
+	if want := actortest.Parts("t", 1, 2); !eq(u.Revoked, want) || len(u.Added) != 0 {
 		t.Errorf("Revoked %v Added %v, want %v revoked since the last update received", u.Revoked, u.Added, want)
 	}
 }
@@ -178,7 +179,7 @@ func TestCoreKeepsAssignmentWhenStrategyFails(t *testing.T) {
 			*broken.mode = mode
 			h.parts(parts(1, 1, 5, 0, 1, 2, 3))
 			u := h.next()
-			if !eq(u.Assigned, ps("t", 0, 1, 2)) || len(u.Revoked) != 0 || len(u.Added) != 0 {
+			if !eq(u.Assigned, actortest.Parts("t", 0, 1, 2)) || len(u.Revoked) != 0 || len(u.Added) != 0 {
 				t.Errorf("after a %s got %+v, want the previous assignment kept", mode, u)
 			}
 			if !strings.Contains(u.Reason, "strategy failed") {
@@ -208,14 +209,14 @@ func TestCoreDropsStaleComputations(t *testing.T) {
 	if second == nil || second.ID == first.ID || second.Gen != 4 {
 		t.Fatalf("job %+v after b joined, want a new one at generation 4", second)
 	}
-	c.Computed(*first, ps("t", 0, 1), nil)
+	c.Computed(*first, actortest.Parts("t", 0, 1), nil)
 	if r := c.Ready(); r.Desired != nil || r.Publish != nil {
 		t.Fatalf("the overtaken job's answer was used: %+v", r)
 	}
 	c.Session(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 1})
 	c.Session(session.State{Status: session.Up, SessionID: 1, Reconnects: 2})
 	c.Ready()
-	c.Computed(*second, ps("t", 0), nil)
+	c.Computed(*second, actortest.Parts("t", 0), nil)
 	if r := c.Ready(); r.Desired != nil || r.Publish != nil {
 		t.Fatalf("an answer for the previous connection was used: %+v", r)
 	}
@@ -228,19 +229,19 @@ func TestHandoffAddsOnlyClaimedPartitions(t *testing.T) {
 	h.members(view(1, 1, 2, "a"))
 	h.parts(parts(1, 1, 3, 0, 1, 2))
 	d := h.nextDesired()
-	if !eq(d.Want, ps("t", 0, 1, 2)) || d.SessionID != 1 {
+	if !eq(d.Want, actortest.Parts("t", 0, 1, 2)) || d.SessionID != 1 {
 		t.Fatalf("Desired = %+v, want all three in session 1", d)
 	}
 	h.none() // nothing is assigned before the claims are known
 	// t:1 is still claimed by its previous owner.
-	h.grant(d, ps("t", 0, 2)...)
+	h.grant(d, actortest.Parts("t", 0, 2)...)
 	u := h.next()
-	if !eq(u.Assigned, ps("t", 0, 2)) || !eq(u.Pending, ps("t", 1)) {
+	if !eq(u.Assigned, actortest.Parts("t", 0, 2)) || !eq(u.Pending, actortest.Parts("t", 1)) {
 		t.Fatalf("Assigned = %v, Pending = %v before t:1 was claimed, want [t:0 t:2] and [t:1]", u.Assigned, u.Pending)
 	}
-	h.grant(d, ps("t", 0, 1, 2)...)
+	h.grant(d, actortest.Parts("t", 0, 1, 2)...)
 	u = h.next()
-	if !eq(u.Added, ps("t", 1)) || !eq(u.Assigned, ps("t", 0, 1, 2)) || len(u.Pending) > 0 {
+	if !eq(u.Added, actortest.Parts("t", 1)) || !eq(u.Assigned, actortest.Parts("t", 0, 1, 2)) || len(u.Pending) > 0 {
 		t.Fatalf("after the claim: %+v, want t:1 added and nothing pending", u)
 	}
 }
@@ -254,14 +255,14 @@ func TestHandoffKeepsRevokedClaimUntilAck(t *testing.T) {
 	// b joins: a keeps t:0 and t:2, revokes t:1 and t:3.
 	h.members(view(1, 1, 4, "a", "b"))
 	u := h.next()
-	if !eq(u.Revoked, ps("t", 1, 3)) || !eq(u.Assigned, ps("t", 0, 2)) {
+	if !eq(u.Revoked, actortest.Parts("t", 1, 3)) || !eq(u.Assigned, actortest.Parts("t", 0, 2)) {
 		t.Fatalf("after b joined: %+v", u)
 	}
 	h.noDesired("before the ack: revoked claims must be kept")
 	h.ack(first) // an old ack changes nothing
 	h.noDesired("on an ack of an Update before the revocation")
 	h.ack(u)
-	if d := h.nextDesired(); !eq(d.Want, ps("t", 0, 2)) {
+	if d := h.nextDesired(); !eq(d.Want, actortest.Parts("t", 0, 2)) {
 		t.Fatalf("Desired after the ack = %v, want [t:0 t:2]", d.Want)
 	}
 	h.ack(u) // idempotent
@@ -273,7 +274,7 @@ func TestHandoffOlderAckKeepsNewerPartitions(t *testing.T) {
 	t.Parallel()
 	h := newCore(t, "a", rebalance.RoundRobin, coreOptions{manualClaims: true})
 	first := h.settled([]string{"a", "b"}, 4) // a has t:0, t:2
-	if !eq(first.Assigned, ps("t", 0, 2)) {
+	if !eq(first.Assigned, actortest.Parts("t", 0, 2)) {
 		t.Fatalf("first: %+v", first)
 	}
 	// b leaves: a takes t:1 and t:3 too.
@@ -281,13 +282,13 @@ func TestHandoffOlderAckKeepsNewerPartitions(t *testing.T) {
 	d := h.nextDesired()
 	h.grant(d, d.Want...)
 	second := h.next()
-	if !eq(second.Assigned, ps("t", 0, 1, 2, 3)) {
+	if !eq(second.Assigned, actortest.Parts("t", 0, 1, 2, 3)) {
 		t.Fatalf("second: %+v", second)
 	}
 	// b is back: t:1 and t:3 are revoked again.
 	h.members(view(1, 1, 5, "a", "b"))
 	third := h.next()
-	if !eq(third.Revoked, ps("t", 1, 3)) {
+	if !eq(third.Revoked, actortest.Parts("t", 1, 3)) {
 		t.Fatalf("third: %+v", third)
 	}
 	// Acking the first update says nothing about t:1 and t:3, which the
@@ -295,7 +296,7 @@ func TestHandoffOlderAckKeepsNewerPartitions(t *testing.T) {
 	h.ack(first)
 	h.noDesired("on an ack of the first update: it released claims the second started")
 	h.ack(third)
-	if d := h.nextDesired(); !eq(d.Want, ps("t", 0, 2)) {
+	if d := h.nextDesired(); !eq(d.Want, actortest.Parts("t", 0, 2)) {
 		t.Fatalf("Desired after acking the third = %v", d.Want)
 	}
 }
@@ -308,7 +309,7 @@ func TestHandoffReleaseTimeout(t *testing.T) {
 	h.advance(time.Second)
 	h.members(view(1, 1, 4, "a", "b"))
 	u := h.next()
-	if !eq(u.Revoked, ps("t", 1)) {
+	if !eq(u.Revoked, actortest.Parts("t", 1)) {
 		t.Fatalf("%+v", u)
 	}
 	if want := h.now.Add(rt); !h.wake.Equal(want) {
@@ -318,7 +319,7 @@ func TestHandoffReleaseTimeout(t *testing.T) {
 	h.advance(rt - time.Nanosecond)
 	h.noDesired("before the release timeout")
 	h.advance(time.Nanosecond)
-	if d := h.nextDesired(); !eq(d.Want, ps("t", 0)) {
+	if d := h.nextDesired(); !eq(d.Want, actortest.Parts("t", 0)) {
 		t.Fatalf("Desired after the release timeout = %v, want [t:0]", d.Want)
 	}
 	if !slices.ContainsFunc(h.logs, func(l Log) bool { return strings.Contains(l.Msg, "ReleaseTimeout") }) {
@@ -337,7 +338,7 @@ func TestHandoffAckStopsReleaseTimer(t *testing.T) {
 		t.Fatal("no release timeout due after a revocation")
 	}
 	h.ack(u)
-	if d := h.nextDesired(); !eq(d.Want, ps("t", 0)) {
+	if d := h.nextDesired(); !eq(d.Want, actortest.Parts("t", 0)) {
 		t.Fatalf("Desired after the ack = %v, want [t:0]", d.Want)
 	}
 	if !h.wake.IsZero() {
@@ -390,7 +391,7 @@ func TestGraceKeepsPartitionsThroughABlip(t *testing.T) {
 	h.advance(grace - time.Nanosecond)
 	h.none()
 	h.advance(time.Nanosecond)
-	if u := h.next(); len(u.Assigned) != 0 || !eq(u.Revoked, ps("t", 0, 1)) {
+	if u := h.next(); len(u.Assigned) != 0 || !eq(u.Revoked, actortest.Parts("t", 0, 1)) {
 		t.Fatalf("after the grace: %+v, want everything revoked", u)
 	}
 }
@@ -425,23 +426,23 @@ func TestHandoffIgnoresOvertakenClaims(t *testing.T) {
 	h.members(view(1, 1, 4, "a", "b"))
 	h.ack(h.next())
 	gaveUp := h.nextDesired()
-	if !eq(gaveUp.Want, ps("t", 0)) {
+	if !eq(gaveUp.Want, actortest.Parts("t", 0)) {
 		t.Fatalf("Desired %v, want t:1 given up", gaveUp.Want)
 	}
 	// The claims actor has not answered yet (its last report still lists
 	// t:1) when b leaves again.
 	h.members(view(1, 1, 5, "a"))
 	back := h.nextDesired()
-	if !eq(back.Want, ps("t", 0, 1)) {
+	if !eq(back.Want, actortest.Parts("t", 0, 1)) {
 		t.Fatalf("Desired %v, want t:1 back", back.Want)
 	}
-	if u := h.next(); u.Generation != 5 || !eq(u.Assigned, ps("t", 0)) {
+	if u := h.next(); u.Generation != 5 || !eq(u.Assigned, actortest.Parts("t", 0)) {
 		t.Fatalf("update %+v on a stale report, want generation 5 with only t:0", u)
 	}
-	h.grant(gaveUp, ps("t", 0)...) // the release went through
+	h.grant(gaveUp, actortest.Parts("t", 0)...) // the release went through
 	h.none()
-	h.grant(back, ps("t", 0, 1)...) // and t:1 is claimed again
-	if u := h.next(); !eq(u.Assigned, ps("t", 0, 1)) {
+	h.grant(back, actortest.Parts("t", 0, 1)...) // and t:1 is claimed again
+	if u := h.next(); !eq(u.Assigned, actortest.Parts("t", 0, 1)) {
 		t.Fatalf("Assigned %v after the claim, want both", u.Assigned)
 	}
 }
@@ -481,7 +482,7 @@ func TestHandoffKeepsUnackedClaimsUntilClaimsReport(t *testing.T) {
 			h.members(view(1, 2, 4, "a", "b"))
 			h.parts(parts(1, 2, 3, 0, 1))
 			d := h.nextDesired()
-			if !eq(d.Want, ps("t", 0, 1)) || d.SessionID != 1 || d.Reconnects != 2 {
+			if !eq(d.Want, actortest.Parts("t", 0, 1)) || d.SessionID != 1 || d.Reconnects != 2 {
 				t.Fatalf("Desired %+v before the claims report, want [t:0 t:1] in session 1, reconnection 2: t:1 is not acked", d)
 			}
 			if tt.grace == 0 {
@@ -494,14 +495,14 @@ func TestHandoffKeepsUnackedClaimsUntilClaimsReport(t *testing.T) {
 				h.none()
 			}
 
-			h.grant(d, ps("t", 0, 1)...) // both claims survived the reconnection
+			h.grant(d, actortest.Parts("t", 0, 1)...) // both claims survived the reconnection
 			u := h.next()
-			if !eq(u.Assigned, ps("t", 0)) || u.Generation != 4 {
+			if !eq(u.Assigned, actortest.Parts("t", 0)) || u.Generation != 4 {
 				t.Fatalf("after the claims report: %+v, want only t:0 assigned in generation 4", u)
 			}
 			h.noDesired("on the claims report: t:1 given up before the ack")
 			h.ack(u)
-			if d := h.nextDesired(); !eq(d.Want, ps("t", 0)) {
+			if d := h.nextDesired(); !eq(d.Want, actortest.Parts("t", 0)) {
 				t.Fatalf("Desired after the ack = %v, want [t:0]", d.Want)
 			}
 		})
@@ -529,7 +530,7 @@ func TestHandoffReleaseTimeoutRunsThroughReconnect(t *testing.T) {
 			h := newCore(t, "a", rebalance.RoundRobin, coreOptions{manualClaims: true, releaseTimeout: rt})
 			h.ack(h.settled([]string{"a"}, 2))
 			h.members(view(1, 1, 4, "a", "b"))
-			if u := h.next(); !eq(u.Revoked, ps("t", 1)) {
+			if u := h.next(); !eq(u.Revoked, actortest.Parts("t", 1)) {
 				t.Fatalf("after b joined: %+v, want t:1 revoked", u)
 			}
 			// No ack comes.
@@ -543,7 +544,7 @@ func TestHandoffReleaseTimeoutRunsThroughReconnect(t *testing.T) {
 			h.members(view(1, 2, 4, "a", "b"))
 			h.parts(parts(1, 2, 3, 0, 1))
 			d := h.nextDesired()
-			if !eq(d.Want, ps("t", 0, 1)) {
+			if !eq(d.Want, actortest.Parts("t", 0, 1)) {
 				t.Fatalf("Desired %v before the claims report and %v before the release timeout, want t:1 kept", d.Want, rt/2)
 			}
 			if tt.beforeReport {
@@ -551,8 +552,8 @@ func TestHandoffReleaseTimeoutRunsThroughReconnect(t *testing.T) {
 				h.noDesired("before the claims report")
 			}
 
-			h.grant(d, ps("t", 0, 1)...)
-			if u := h.next(); !eq(u.Assigned, ps("t", 0)) {
+			h.grant(d, actortest.Parts("t", 0, 1)...)
+			if u := h.next(); !eq(u.Assigned, actortest.Parts("t", 0)) {
 				t.Fatalf("after the claims report: %+v, want t:0 assigned", u)
 			}
 			if !tt.beforeReport {
@@ -561,7 +562,7 @@ func TestHandoffReleaseTimeoutRunsThroughReconnect(t *testing.T) {
 				h.noDesired("before the release timeout: it restarted with the reconnection")
 				h.advance(time.Nanosecond)
 			}
-			if d := h.nextDesired(); !eq(d.Want, ps("t", 0)) {
+			if d := h.nextDesired(); !eq(d.Want, actortest.Parts("t", 0)) {
 				t.Fatalf("Desired %v once the release timeout has passed, want [t:0]", d.Want)
 			}
 		})
@@ -583,11 +584,11 @@ func TestHandoffDoesNotAddUpTargetsBeforeClaimsReport(t *testing.T) {
 	h.up(1, 2)
 	h.members(view(1, 2, 4, "a"))
 	h.parts(parts(1, 2, 5, 0, 1, 2))
-	if d := h.nextDesired(); !eq(d.Want, ps("t", 0, 1, 2)) {
+	if d := h.nextDesired(); !eq(d.Want, actortest.Parts("t", 0, 1, 2)) {
 		t.Fatalf("Desired %v after the first view, want [t:0 t:1 t:2]", d.Want)
 	}
 	h.parts(parts(1, 2, 6, 0, 1, 3))
-	if d, want := h.nextDesired(), ps("t", 0, 1, 3); !eq(d.Want, want) {
+	if d, want := h.nextDesired(), actortest.Parts("t", 0, 1, 3); !eq(d.Want, want) {
 		t.Fatalf("Desired %v after the second view, want %v: t:2 was never the consumer's", d.Want, want)
 	}
 }
@@ -603,26 +604,26 @@ func TestHandoffAckFromCurrentBeforeDelivery(t *testing.T) {
 	// t:3 leaves the set; the consumer receives the revocation and does
 	// not ack it yet.
 	h.parts(parts(1, 1, 4, 0, 1, 2))
-	if u := h.next(); !eq(u.Revoked, ps("t", 3)) {
+	if u := h.next(); !eq(u.Revoked, actortest.Parts("t", 3)) {
 		t.Fatalf("after t:3 left: %+v", u)
 	}
 	// t:2 leaves too. The consumer reads that Update from Current, stops
 	// t:3 and t:2 and acks it, before it receives it.
 	h.parts(parts(1, 1, 5, 0, 1))
 	cur := h.current()
-	if !eq(cur.Revoked, ps("t", 2)) {
+	if !eq(cur.Revoked, actortest.Parts("t", 2)) {
 		t.Fatalf("Current after t:2 left: %+v", cur)
 	}
 	h.ack(cur)
-	if d := h.nextDesired(); !eq(d.Want, ps("t", 0, 1, 2)) {
+	if d := h.nextDesired(); !eq(d.Want, actortest.Parts("t", 0, 1, 2)) {
 		t.Fatalf("Desired after the ack = %v, want [t:0 t:1 t:2]", d.Want)
 	}
 	// Once the consumer receives it, the acked revocation of t:2 is
 	// released too.
-	if u := h.next(); !eq(u.Revoked, ps("t", 2)) || u.Generation != cur.Generation {
+	if u := h.next(); !eq(u.Revoked, actortest.Parts("t", 2)) || u.Generation != cur.Generation {
 		t.Fatalf("delivered %+v, want the Update acked from Current", u)
 	}
-	if d := h.nextDesired(); !eq(d.Want, ps("t", 0, 1)) {
+	if d := h.nextDesired(); !eq(d.Want, actortest.Parts("t", 0, 1)) {
 		t.Fatalf("Desired after the delivery = %v, want [t:0 t:1]", d.Want)
 	}
 }
@@ -638,19 +639,19 @@ func TestHandoffAckFromCurrentKeepsLaterRevocations(t *testing.T) {
 	// t:4 leaves the set: the consumer receives that, and has not acked
 	// it yet.
 	h.parts(parts(1, 1, 4, 0, 1, 2, 3))
-	if u := h.next(); !eq(u.Revoked, ps("t", 4)) {
+	if u := h.next(); !eq(u.Revoked, actortest.Parts("t", 4)) {
 		t.Fatalf("after t:4 left: %+v", u)
 	}
 	// t:3 leaves: the consumer reads that Update from Current.
 	h.parts(parts(1, 1, 5, 0, 1, 2))
 	cur := h.current()
-	if !eq(cur.Revoked, ps("t", 3)) || !eq(cur.Assigned, ps("t", 0, 1, 2)) {
+	if !eq(cur.Revoked, actortest.Parts("t", 3)) || !eq(cur.Assigned, actortest.Parts("t", 0, 1, 2)) {
 		t.Fatalf("Current after t:3 left: %+v", cur)
 	}
 	// t:2 leaves, and the consumer receives that Update (revoking t:2 and
 	// t:3) before it acks the one it read from Current.
 	h.parts(parts(1, 1, 6, 0, 1))
-	if u := h.next(); !eq(u.Revoked, ps("t", 2, 3)) {
+	if u := h.next(); !eq(u.Revoked, actortest.Parts("t", 2, 3)) {
 		t.Fatalf("after t:2 left: %+v", u)
 	}
 	h.ack(cur)
@@ -658,7 +659,7 @@ func TestHandoffAckFromCurrentKeepsLaterRevocations(t *testing.T) {
 	// conservatively: the ack is older than the delivered Update that
 	// revoked it.
 	d := h.nextDesired()
-	if !eq(d.Want, ps("t", 0, 1, 2, 3)) {
+	if !eq(d.Want, actortest.Parts("t", 0, 1, 2, 3)) {
 		t.Fatalf("Desired after acking the Update from Current = %v, want t:4 released and t:2 kept", d.Want)
 	}
 }
