@@ -135,7 +135,7 @@ func TestFatalStopRevokesEverything(t *testing.T) {
 	m := c.start(c.config("a", map[string][]int32{"t": ids(4)}))
 	c.waitConverged(actortest.PartsN("t", 4))
 
-	obs := observer(t, srv.Addr())
+	obs := actortest.Observe(t, []string{srv.Addr()}, testTimeout).Conn
 	path := "/zkalloc/groups/" + c.group + "/members/a"
 	// In one multi, or the member registers again in between.
 	if _, err := obs.Multi(
