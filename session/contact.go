@@ -28,6 +28,7 @@ type contact struct {
 	granted   time.Duration // the session timeout in the last connect response that granted one
 	sessionID int64         // the session ID in the last connect response
 	passwd    []byte        // the session password in the last connect response
+	dialed    time.Time     // when the connection of the last connect response was dialed
 }
 
 func (c *contact) replied(at time.Time) {
@@ -36,9 +37,10 @@ func (c *contact) replied(at time.Time) {
 	c.mu.Unlock()
 }
 
-func (c *contact) connected(at time.Time, r connectResponse) {
+func (c *contact) connected(at, dialed time.Time, r connectResponse) {
 	c.mu.Lock()
 	c.lastReply = at
+	c.dialed = dialed
 	if r.timeoutMs > 0 {
 		// The answer to a resume of an expired session grants none (0),
 		// and the client asks for the last granted one again.
@@ -53,6 +55,14 @@ func (c *contact) snapshot() (lastReply time.Time, granted time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lastReply, c.granted
+}
+
+// dialedAt returns when the connection of the last connect response was
+// dialed: the server created or revalidated the session after that.
+func (c *contact) dialedAt() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dialed
 }
 
 // credentials returns the session ID and password of the last connect
@@ -172,6 +182,7 @@ type contactConn struct {
 	link      *link
 	gen       uint64 // this connection's number on link
 	now       func() time.Time
+	dialed    time.Time   // when the connection was dialed
 	frames    frameReader // used only by the client's single reading goroutine
 	handshake time.Duration
 	answered  atomic.Bool // the connect response has been read
@@ -212,7 +223,7 @@ func (c *contactConn) Read(p []byte) (int, error) {
 			switch {
 			case e.connect != nil:
 				c.answered.Store(true)
-				c.contact.connected(c.now(), *e.connect)
+				c.contact.connected(c.now(), c.dialed, *e.connect)
 				c.link.connected(c.gen, e.connect.sessionID)
 			case e.reply:
 				c.contact.replied(c.now())

@@ -105,7 +105,7 @@ func TestHandshakeBoundFollowsGrantedTimeout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		if tt.answer {
-			s.contact.connected(time.Now(), connectResponse{timeoutMs: tt.timeoutMs})
+			s.contact.connected(time.Now(), time.Now(), connectResponse{timeoutMs: tt.timeoutMs})
 		}
 		if got := bound(); got != tt.want {
 			t.Errorf("%s: handshake bound %v, want %v", tt.name, got, tt.want)

@@ -13,9 +13,13 @@
 //   - [Suspended] as soon as the connection is lost while the session may
 //     still be alive on the server;
 //   - [Lost] when the session expired, when a new session ID appears, or
-//     when a local lease timer, measured from the last reply the server
-//     sent to one of our requests, runs out: before the server can have
-//     expired the session;
+//     when a local lease runs out, in any state, before the ensemble's
+//     leader can have expired the session. Only evidence that went
+//     through the leader renews it: the answers to syncs the session
+//     sends every quarter of the session timeout, and the connect
+//     responses (see lease.go for the arithmetic). A session Lost by its
+//     lease whose syncs are answered again is Up again, as after a
+//     reconnection;
 //   - [Closed] when the session actor stops.
 //
 // Each subscriber reads states from its own latest-wins cell, so a slow

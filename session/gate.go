@@ -85,6 +85,17 @@ func (g *gatedConn) watched(err error) {
 
 func (g *gatedConn) SessionID() int64 { return g.c.SessionID() }
 
+// sync sends a sync, for the lease, and returns the session it went in.
+func (g *gatedConn) sync() (int64, error) {
+	session, err := g.enter()
+	if err != nil {
+		return 0, err
+	}
+	defer g.exit(session)
+	_, err = g.c.Sync(syncPath)
+	return session, err
+}
+
 func (g *gatedConn) Get(path string) ([]byte, *zk.Stat, error) {
 	session, err := g.enter()
 	if err != nil {

@@ -15,14 +15,6 @@ import (
 	"github.com/zkalloc/zkalloc/actor"
 )
 
-// leaseFraction is the part of the granted session timeout, counted from
-// the last reply, after which a member cut off from ZooKeeper reports its
-// session Lost. The server expires a session no sooner than one timeout
-// after it last heard from us, which is no later than our last reply
-// (minus the trip of the request); the rest of the timeout is the margin
-// for the consumer to stop.
-const leaseFraction = 0.8
-
 // handshakeFraction of the session timeout bounds the wait for the answer
 // to a connect request (see contactConn), so that the client gives up on a
 // connection that is never answered early enough to dial again (it pauses
@@ -66,6 +58,7 @@ type Session struct {
 	conns    map[net.Conn]struct{} // open connections, closed at shutdown so the client stops at once
 	closing  bool                  // shutdown has begun: refuse new connections
 	state    State                 // owned by Run
+	lease    lease                 // owned by Run
 }
 
 // New returns a session actor; it starts nothing.
@@ -125,8 +118,21 @@ func (s *Session) Run(ctx context.Context) error {
 		return err
 	}
 	gate := newGatedConn(client, s.link)
+	syncs := newSyncer(gate, s.cfg.Clock)
+	syncCtx, stopSyncs := context.WithCancel(context.Background())
+	syncsDone := make(chan struct{})
+	go func() {
+		defer close(syncsDone)
+		syncs.run(syncCtx)
+	}()
 	defer func() {
+		stopSyncs()
+		// A sync in flight returns once the gate refuses requests or the
+		// client is closed.
 		s.shutdown(client, gate, events)
+		if !waitDone(syncsDone, stopTimeout) {
+			s.cfg.Logger.Error("zkalloc: a ZooKeeper sync did not return; leaving it behind")
+		}
 		s.state.Status, s.state.Since = Closed, s.cfg.Clock.Now()
 		s.publish(s.state)
 	}()
@@ -138,33 +144,74 @@ func (s *Session) Run(ctx context.Context) error {
 	s.state = State{Status: Connecting, Conn: conn, Since: s.cfg.Clock.Now(), Timeout: s.cfg.Timeout}
 	s.publish(s.state)
 
-	lease := s.cfg.Clock.NewTimer(time.Hour)
-	lease.Stop()
-	defer lease.Stop()
+	s.runLoop(ctx, client, syncs)
+	return nil
+}
+
+// runLoop publishes states until ctx is cancelled. It keeps the lease (see
+// lease.go): it asks syncs for a sync syncEvery after the last one
+// returned, renews the lease with the answers, and reports Lost when the
+// lease runs out, in any state.
+func (s *Session) runLoop(ctx context.Context, client *zk.Conn, syncs *syncer) {
+	leaseTimer := actor.StoppedTimer(s.cfg.Clock)
+	defer leaseTimer.Stop()
+	syncTimer := actor.StoppedTimer(s.cfg.Clock)
+	defer syncTimer.Stop()
+	inFlight := false
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-s.events.wake:
-			before := s.state.Status
+			before := s.state
 			for _, ev := range s.events.drain() {
 				s.apply(ev, client)
 			}
-			if s.state.Status == Suspended && before != Suspended {
-				lease.Reset(s.leaseLeft())
+			if s.state.NewConnection(before) && !inFlight {
+				syncTimer.Reset(0) // the first sync of a connection goes at once
 			}
-		case <-lease.C():
-			if s.state.Status != Suspended {
-				break
+		case <-syncTimer.C():
+			if inFlight || (s.state.Status != Up && s.state.Status != Lost) {
+				break // one at a time; while Suspended one waits in the gate anyway
 			}
-			if left := s.leaseLeft(); left > 0 {
-				lease.Reset(left) // a reply arrived after the timer was set
-				break
+			if !syncs.start(ctx) {
+				return
 			}
-			s.cfg.Logger.Warn("zkalloc: no reply from ZooKeeper within the session lease; treating the session as lost",
-				"session", fmt.Sprintf("%#x", s.state.SessionID), "lastReply", s.state.LastReply)
+			inFlight = true
+		case r := <-syncs.results:
+			inFlight = false
+			s.synced(r, client)
+			syncTimer.Reset(syncEvery(s.timeout()))
+		case <-leaseTimer.C():
+			if s.leaseLeft() > 0 || (s.state.Status != Up && s.state.Status != Suspended) {
+				break // renewed since the timer was set, or nothing to lose
+			}
+			s.cfg.Logger.Warn("zkalloc: the ZooKeeper leader has not been heard from within the session lease; treating the session as lost",
+				"session", fmt.Sprintf("%#x", s.state.SessionID), "leaseFrom", s.lease.anchor, "lastReply", s.state.LastReply)
 			s.transition(Lost, s.state.SessionID)
 		}
+		if s.state.Status == Up || s.state.Status == Suspended {
+			leaseTimer.Reset(s.leaseLeft())
+		} else {
+			leaseTimer.Stop()
+		}
+	}
+}
+
+// synced renews the lease with the answer to a sync of the current
+// session. If the lease had run out while the session stayed up on this
+// connection, and the answers now show it alive on the leader, the session
+// is Up again: a new connection in the subscribers' eyes, which re-read
+// what they hold.
+func (s *Session) synced(r syncResult, client *zk.Conn) {
+	if r.err != nil || r.session == 0 || r.session != s.state.SessionID {
+		return
+	}
+	s.lease.synced(r.sent)
+	if s.state.Status == Lost && s.leaseLeft() > 0 && client.State() == zk.StateHasSession && client.SessionID() == r.session {
+		s.cfg.Logger.Info("zkalloc: the ZooKeeper leader answers again within the session lease", "session", fmt.Sprintf("%#x", r.session))
+		s.state.Reconnects++
+		s.transition(Up, r.session)
 	}
 }
 
@@ -208,6 +255,7 @@ func (s *Session) connect(ctx context.Context) (*zk.Conn, <-chan zk.Event, error
 const maxPacket = 1<<20 + 4096
 
 func (s *Session) dial(network, address string, timeout time.Duration) (net.Conn, error) {
+	dialed := s.cfg.Clock.Now()
 	c, err := s.cfg.Dialer(network, address, timeout)
 	if err != nil {
 		s.failures.failed(address, err)
@@ -229,6 +277,7 @@ func (s *Session) dial(network, address string, timeout time.Duration) (net.Conn
 		link:      s.link,
 		gen:       s.link.dialed(),
 		now:       s.cfg.Clock.Now,
+		dialed:    dialed,
 		handshake: time.Duration(handshakeFraction * float64(s.timeout())),
 		logger:    s.cfg.Logger,
 		server:    address,
@@ -314,6 +363,10 @@ func (s *Session) apply(ev zk.Event, client *zk.Conn) {
 		if s.state.SessionID != 0 && s.state.SessionID != id && s.state.Status != Lost {
 			s.transition(Lost, s.state.SessionID)
 		}
+		if id != s.state.SessionID {
+			s.lease.reset()
+		}
+		s.lease.connected(s.contact.dialedAt())
 		s.state.Reconnects++
 		s.transition(Up, id)
 	case zk.StateExpired:
@@ -344,12 +397,10 @@ func (s *Session) transition(to Status, id int64) {
 	s.publish(s.state)
 }
 
-// leaseLeft is how long a suspended session may still be alive on the
-// server, by our lease.
+// leaseLeft is how long the session may still be alive on the leader, by
+// the lease; zero or less once it may have expired.
 func (s *Session) leaseLeft() time.Duration {
-	lastReply, _ := s.contact.snapshot()
-	lease := time.Duration(float64(s.state.Timeout) * leaseFraction)
-	return lastReply.Add(lease).Sub(s.cfg.Clock.Now())
+	return s.lease.end(s.timeout()).Sub(s.cfg.Clock.Now())
 }
 
 func (s *Session) publish(st State) {

@@ -36,6 +36,19 @@ type Options struct {
 	// artifacts).
 	Dir string
 
+	// SyncLimit is how many ticks an ensemble's follower may go without
+	// hearing from its leader (zoo.cfg syncLimit) before it drops its
+	// clients and looks for a leader; until then it goes on answering
+	// them by itself. Zero means 5. It does not apply to [StartServer].
+	SyncLimit int
+
+	// QuorumProxies puts a [Proxy] in every link between two members of an
+	// ensemble on which a follower talks to its leader (zoo.cfg's peer
+	// port; leader election talks directly), so that a test can cut one
+	// member off from the others with [Ensemble.BlackholeQuorum] while its
+	// clients still reach it. [StartServer] refuses it.
+	QuorumProxies bool
+
 	// Log, if not nil, also receives the servers' output (ZooKeeper's log at
 	// INFO level), each line prefixed with the server's name. The output
 	// always goes to a file in the server's directory too; its tail is
@@ -44,11 +57,16 @@ type Options struct {
 	Log io.Writer
 }
 
+// defaultSyncLimit is zoo.cfg's syncLimit when [Options.SyncLimit] is zero.
+const defaultSyncLimit = 5
+
 // settings are validated, defaulted Options.
 type settings struct {
 	tick       time.Duration
 	minSession time.Duration // 0: ZooKeeper's default
 	maxSession time.Duration // 0: ZooKeeper's default
+	syncLimit  int           // ticks
+	proxies    bool
 	dir        string
 	log        io.Writer
 }
@@ -60,11 +78,19 @@ func (o Options) validate() (settings, error) {
 		tick:       o.TickTime,
 		minSession: o.MinSessionTimeout,
 		maxSession: o.MaxSessionTimeout,
+		syncLimit:  o.SyncLimit,
+		proxies:    o.QuorumProxies,
 		dir:        o.Dir,
 		log:        o.Log,
 	}
 	if s.tick == 0 {
 		s.tick = DefaultTickTime
+	}
+	switch {
+	case s.syncLimit < 0:
+		return settings{}, fmt.Errorf("zktest: Options.SyncLimit %d: want a positive number of ticks, or zero for the default", s.syncLimit)
+	case s.syncLimit == 0:
+		s.syncLimit = defaultSyncLimit
 	}
 	fields := []struct {
 		name string
@@ -95,7 +121,7 @@ func (o Options) validate() (settings, error) {
 // peer is one member of an ensemble as zoo.cfg lists it.
 type peer struct {
 	id           int // myid, from 1
-	peerPort     int // followers connect to the leader here
+	peerPort     int // followers connect to the leader here (the member's own: it listens there; another's: possibly a proxy to it)
 	electionPort int // leader election
 }
 
@@ -130,7 +156,7 @@ func (c serverConfig) render() string {
 	kv("maxClientCnxns", 0)
 	if c.peers != nil {
 		kv("initLimit", 10)
-		kv("syncLimit", 5)
+		kv("syncLimit", c.settings.syncLimit)
 		if len(c.peers) == 1 {
 			// Keep a one-member ensemble a quorum peer (Mode: leader).
 			kv("standaloneEnabled", false)

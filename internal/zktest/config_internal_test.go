@@ -13,12 +13,13 @@ func TestValidate(t *testing.T) {
 		want    settings
 		wantErr string // substring; "" for no error
 	}{
-		{name: "zero", opts: Options{}, want: settings{tick: DefaultTickTime}},
+		{name: "zero", opts: Options{}, want: settings{tick: DefaultTickTime, syncLimit: 5}},
 		{
 			name: "explicit",
-			opts: Options{TickTime: 200 * time.Millisecond, MinSessionTimeout: time.Second, MaxSessionTimeout: 3 * time.Second, Dir: "/d"},
-			want: settings{tick: 200 * time.Millisecond, minSession: time.Second, maxSession: 3 * time.Second, dir: "/d"},
+			opts: Options{TickTime: 200 * time.Millisecond, MinSessionTimeout: time.Second, MaxSessionTimeout: 3 * time.Second, SyncLimit: 10, QuorumProxies: true, Dir: "/d"},
+			want: settings{tick: 200 * time.Millisecond, minSession: time.Second, maxSession: 3 * time.Second, syncLimit: 10, proxies: true, dir: "/d"},
 		},
+		{name: "negative sync limit", opts: Options{SyncLimit: -1}, wantErr: "Options.SyncLimit -1"},
 		{name: "negative tick", opts: Options{TickTime: -time.Second}, wantErr: "Options.TickTime -1s"},
 		{name: "sub-millisecond", opts: Options{MaxSessionTimeout: 1500 * time.Microsecond}, wantErr: "Options.MaxSessionTimeout 1.5ms"},
 		{name: "min above default max", opts: Options{MinSessionTimeout: 11 * time.Second}, wantErr: "Options.MinSessionTimeout 11s"},
@@ -63,16 +64,16 @@ func TestRender(t *testing.T) {
 		},
 		{
 			name: "ensemble",
-			cfg: serverConfig{dataDir: "/d/data", clientPort: 2181, settings: settings{tick: 500 * time.Millisecond},
+			cfg: serverConfig{dataDir: "/d/data", clientPort: 2181, settings: settings{tick: 500 * time.Millisecond, syncLimit: 5},
 				peers: []peer{{1, 3001, 4001}, {2, 3002, 4002}}},
 			want: base + common + "initLimit=10\nsyncLimit=5\n" +
 				"server.1=127.0.0.1:3001:4001\nserver.2=127.0.0.1:3002:4002\n",
 		},
 		{
 			name: "ensemble of one",
-			cfg: serverConfig{dataDir: "/d/data", clientPort: 2181, settings: settings{tick: 500 * time.Millisecond},
+			cfg: serverConfig{dataDir: "/d/data", clientPort: 2181, settings: settings{tick: 500 * time.Millisecond, syncLimit: 10},
 				peers: []peer{{1, 3001, 4001}}},
-			want: base + common + "initLimit=10\nsyncLimit=5\nstandaloneEnabled=false\n" +
+			want: base + common + "initLimit=10\nsyncLimit=10\nstandaloneEnabled=false\n" +
 				"server.1=127.0.0.1:3001:4001\n",
 		},
 	}

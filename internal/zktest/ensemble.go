@@ -28,6 +28,10 @@ type Ensemble struct {
 
 	mu      sync.Mutex
 	members []*member // fixed length n
+	// proxies[i][j] carries member i's connections to member j's peer
+	// port, with [Options.QuorumProxies]; nil otherwise, and on the
+	// diagonal. Set by launch; closed by Close.
+	proxies [][]*Proxy
 	closed  bool
 }
 
@@ -123,6 +127,9 @@ func (e *Ensemble) launch(ctx context.Context) error {
 	for i := range peers {
 		peers[i] = peer{id: i + 1, peerPort: ports[3*i+1], electionPort: ports[3*i+2]}
 	}
+	if err := e.proxyLocked(peers); err != nil {
+		return err
+	}
 	for i := range e.members {
 		m := &member{
 			name:         fmt.Sprintf("zk%d-%d", i+1, ports[3*i]),
@@ -132,7 +139,7 @@ func (e *Ensemble) launch(ctx context.Context) error {
 			electionPort: peers[i].electionPort,
 		}
 		e.members[i] = m
-		cfg := serverConfig{dataDir: filepath.Join(m.dir, "data"), clientPort: m.clientPort, settings: e.settings, peers: peers}
+		cfg := serverConfig{dataDir: filepath.Join(m.dir, "data"), clientPort: m.clientPort, settings: e.settings, peers: e.peersOfLocked(i, peers)}
 		if err := writeMemberFiles(m.dir, cfg, i+1); err != nil {
 			return err
 		}
@@ -385,6 +392,9 @@ func (e *Ensemble) Close() error {
 	e.closed = true
 	e.mu.Unlock()
 	err := e.haltAll(syscall.SIGKILL)
+	e.mu.Lock()
+	err = errors.Join(err, e.closeProxiesLocked())
+	e.mu.Unlock()
 	if e.removeDir {
 		err = errors.Join(err, os.RemoveAll(e.dir))
 	}

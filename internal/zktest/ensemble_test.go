@@ -125,3 +125,65 @@ func TestEnsembleOfOne(t *testing.T) {
 		t.Errorf("Leader() = %d, %v; want 0", got, err)
 	}
 }
+
+// A follower whose quorum link is black-holed goes on answering its
+// client, pings included, while the leader, which no longer hears of the
+// client's session, expires it after its timeout. Restored, the follower
+// rejoins.
+func TestEnsembleQuorumBlackhole(t *testing.T) {
+	t.Parallel()
+	e := zktest.NewEnsemble(t, 3, zktest.Options{QuorumProxies: true, SyncLimit: 10})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	leader, err := e.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	follower := (leader + 1) % 3
+	if mode, err := e.Mode(ctx, follower); err != nil || mode != "follower" {
+		t.Fatalf("Mode(%d) = %q, %v; want follower", follower, mode, err)
+	}
+	const timeout = 2 * time.Second
+	addrs := e.Addrs()
+	c := connect(t, addrs[follower:follower+1], timeout)
+	observer := connect(t, addrs[leader:leader+1], 10*time.Second)
+	if _, err := c.Create("/cut", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	m := c.mark()
+
+	cut := time.Now()
+	if err := e.BlackholeQuorum(follower, true); err != nil {
+		t.Fatal(err)
+	}
+	zktest.WaitGone(t, observer, "/cut", 3*timeout)
+	expired := time.Since(cut)
+	// The follower has not noticed (it waits syncLimit × tick = 5 s): its
+	// client still holds a session and it still says it follows.
+	if got := c.since(m); len(got) != 0 {
+		t.Errorf("client states %v before the follower noticed the cut; want none", got)
+	}
+	if mode, err := e.Mode(ctx, follower); err != nil || mode != "follower" {
+		t.Errorf("Mode(%d) when the leader expired the session = %q, %v; want follower still", follower, mode, err)
+	}
+	t.Logf("the leader expired the follower's client's session %v after the cut", expired.Round(time.Millisecond))
+
+	if err := e.BlackholeQuorum(follower, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.StartAll(ctx); err != nil { // all running: waits for all to serve
+		t.Fatal(err)
+	}
+	if err := e.BlackholeQuorum(3, true); err == nil {
+		t.Error("BlackholeQuorum(3) on a 3-member ensemble: no error")
+	}
+}
+
+// BlackholeQuorum needs the quorum proxies.
+func TestEnsembleQuorumBlackholeNeedsProxies(t *testing.T) {
+	t.Parallel()
+	e := zktest.NewEnsemble(t, 1, zktest.Options{})
+	if err := e.BlackholeQuorum(0, true); err == nil || !strings.Contains(err.Error(), "QuorumProxies") {
+		t.Errorf("BlackholeQuorum without proxies = %v, want an error naming QuorumProxies", err)
+	}
+}

@@ -45,6 +45,9 @@ func StartServer(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if st.proxies {
+		return nil, errors.New("zktest: Options.QuorumProxies true: a standalone server has no quorum links")
+	}
 	inst, err := findInstallation()
 	if err != nil {
 		return nil, err

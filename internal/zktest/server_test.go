@@ -21,6 +21,10 @@ func TestStartServerRejectsBadOptions(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "TickTime") {
 		t.Errorf("StartServer with a negative tick: error %v, want one naming TickTime", err)
 	}
+	_, err = zktest.StartServer(context.Background(), zktest.Options{QuorumProxies: true})
+	if err == nil || !strings.Contains(err.Error(), "QuorumProxies") {
+		t.Errorf("StartServer with quorum proxies: error %v, want one naming QuorumProxies", err)
+	}
 	_, err = zktest.StartEnsemble(context.Background(), 0, zktest.Options{})
 	if err == nil {
 		t.Error("StartEnsemble of 0 members: no error")
