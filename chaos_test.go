@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,11 +29,16 @@ import (
 // own fault-injecting proxy, and injects a seeded random schedule of
 // faults: connection resets, short black holes, black holes long enough to
 // expire the session, killed followers and leaders, a restart of the whole
-// ensemble, graceful member restarts, member crashes, and partition set
-// changes. Every consumer records what it receives and acks (some ack
-// slowly); the history checker then requires that no partition was ever
-// held by two members at once, that every partition was owned again in
-// time after the faults, and that the group converged.
+// ensemble, graceful member restarts (some with a consumer slow to stop,
+// some coming back under a new name), member crashes, partition set
+// changes, and strategies that stall for seconds while other faults go on.
+// Every consumer records what it receives and, once it has stopped what an
+// Update revokes, its Ack (some stop slowly); a graceful close is Close
+// called from the test while the consumer goes on taking Updates, and the
+// member holds its partitions until its consumer acks the final one. The
+// history checker then requires that no partition was ever held by two
+// members at once, that every partition was owned again in time after the
+// faults, and that the group converged.
 //
 // ZKALLOC_CHAOS_SEED replays a schedule; ZKALLOC_CHAOS_FAULTS sets how many
 // faults (default 50); ZKALLOC_CHAOS_DURATION (e.g. 10m) keeps injecting
@@ -44,6 +50,10 @@ const (
 	chaosSettle   = 50 * time.Millisecond
 	chaosRelease  = 10 * time.Second
 	chaosMaxAck   = 400 * time.Millisecond // the slowest a consumer takes to stop revoked partitions
+	chaosMinClose = 50 * time.Millisecond  // a slow consumer's time to stop everything on Close,
+	chaosMaxClose = 500 * time.Millisecond // ... from min to max
+	chaosMinStall = time.Second            // a stalled strategy's delay, from min
+	chaosMaxStall = 8 * time.Second        // ... to max
 	chaosMargin   = 5 * time.Second        // stated margin for a takeover after faults end
 	chaosStartMax = 20 * time.Second
 )
@@ -104,12 +114,18 @@ func TestChaos(t *testing.T) {
 	}
 	c.rec.Expect(c.expected())
 	for i := range chaosMembers {
-		m := &chaosMember{name: fmt.Sprintf("m%d", i), proxy: zktest.StartProxy(t, ens.Addrs()...)}
+		m := &chaosMember{
+			idx:      i,
+			name:     fmt.Sprintf("m%d", i),
+			proxy:    zktest.StartProxy(t, ens.Addrs()...),
+			strategy: newStallingStrategy(strategy),
+		}
 		c.members = append(c.members, m)
 	}
 	defer func() {
 		for _, m := range c.members {
-			c.stop(m, false)
+			m.strategy.end() // no strategy goroutine outlives the test
+			c.stop(m, stopGraceful, false)
 		}
 	}()
 	for _, m := range c.members {
@@ -119,13 +135,19 @@ func TestChaos(t *testing.T) {
 
 	began := time.Now()
 	for n := 0; n < faults || soak > 0 && time.Since(began) < soak; n++ {
-		c.inject()
+		c.inject(n)
 		c.pause(100*time.Millisecond, 800*time.Millisecond)
 	}
 	c.heal()
 	faultsEnd := time.Now()
 	c.waitConverged()
-	t.Logf("%d faults in %v", len(c.rec.History().Faults), faultsEnd.Sub(began).Round(time.Millisecond))
+	stalled := 0
+	for _, m := range c.members {
+		_, n := m.strategy.end()
+		stalled += n
+	}
+	t.Logf("%d faults in %v; %d closes drained partitions, %d strategy runs stalled",
+		len(c.rec.History().Faults), faultsEnd.Sub(began).Round(time.Millisecond), c.drained.Load(), stalled)
 
 	names := make([]string, len(c.members))
 	for i, m := range c.members {
@@ -196,19 +218,37 @@ type chaos struct {
 	strategy rebalance.Strategy
 	members  []*chaosMember
 	set      map[zkalloc.Partition]bool // the partition set as the test changed it
+	stalls   []stall                    // strategy stalls not yet recorded as faults
+	drained  atomic.Int64               // graceful closes whose final Update revoked something
 }
 
-// chaosMember is one member across its incarnations.
-type chaosMember struct {
-	name  string
-	proxy *zktest.Proxy
-	incs  int // incarnations started
+// stall is a strategy stall under way: a fault that runs on its own while
+// the schedule goes on.
+type stall struct {
+	m     *chaosMember
+	start time.Time
+	until time.Time
+}
 
-	mu       sync.Mutex // serializes the consumer's records with stopping
-	stopping bool
-	alloc    *zkalloc.Allocator // nil while down
-	done     chan struct{}      // closed when the consumer of this incarnation ends
-	last     zkalloc.Update     // the last update this incarnation's consumer received
+// chaosMember is one member across its incarnations. name, incs and
+// renames change only on the test goroutine, between incarnations.
+type chaosMember struct {
+	idx      int
+	name     string // this incarnation's; a restart may take a new one
+	proxy    *zktest.Proxy
+	strategy *stallingStrategy // shared by its incarnations
+	incs     int               // incarnations started
+	renames  int
+
+	mu sync.Mutex // serializes the consumer's records with stopping
+	// crashed: the harness killed this incarnation; its consumer is
+	// dead and records nothing more. closing: the test is closing it
+	// gracefully, and slowClose: its consumer takes
+	// chaosMinClose..chaosMaxClose to stop what the final Update revokes.
+	crashed, closing, slowClose bool
+	alloc                       *zkalloc.Allocator // nil while down
+	done                        chan struct{}      // closed when the consumer of this incarnation ends
+	last                        zkalloc.Update     // the last update this incarnation's consumer received
 }
 
 func (c *chaos) config(m *chaosMember) zkalloc.Config {
@@ -227,7 +267,7 @@ func (c *chaos) config(m *chaosMember) zkalloc.Config {
 		SessionTimeout: chaosTimeout,
 		Settle:         chaosSettle,
 		ReleaseTimeout: chaosRelease,
-		Strategy:       c.strategy,
+		Strategy:       m.strategy,
 		Logger:         testLogger(),
 	}
 }
@@ -245,16 +285,17 @@ func (c *chaos) start(m *chaosMember) {
 		}
 		done := make(chan struct{})
 		m.mu.Lock()
-		m.alloc, m.done, m.stopping, m.last = alloc, done, false, zkalloc.Update{}
+		m.alloc, m.done, m.last = alloc, done, zkalloc.Update{}
+		m.crashed, m.closing, m.slowClose = false, false, false
 		m.mu.Unlock()
-		go c.consume(m, alloc, done, rand.New(rand.NewPCG(c.seed, uint64(m.incs)<<8|uint64(len(m.name)))))
+		go c.consume(m, m.name, alloc, done, rand.New(rand.NewPCG(c.seed, uint64(m.incs)<<8|uint64(m.idx))))
 		ctx, cancel := context.WithTimeout(context.Background(), chaosStartMax)
 		err = alloc.Start(ctx)
 		cancel()
 		if err == nil {
 			return
 		}
-		c.stop(m, false)
+		c.stop(m, stopGraceful, false)
 		if !errors.Is(err, zkalloc.ErrDuplicateMember) || time.Now().After(deadline) {
 			c.t.Fatalf("start %s: %v", m.name, err)
 		}
@@ -284,37 +325,67 @@ func (c *chaos) nameFreed(name string, deadline time.Time) {
 	}
 }
 
-// consume is m's consumer: it records every update, sometimes takes a
-// while to stop revoked partitions, records the ack and acks.
-func (c *chaos) consume(m *chaosMember, alloc *zkalloc.Allocator, done chan struct{}, r *rand.Rand) {
+// consume is m's consumer under name: it records every update, sometimes
+// takes a while to stop revoked partitions, records the ack once it has
+// stopped them, and acks. On a graceful close it takes the final Update
+// like any other; when Updates is closed, it has stopped everything.
+func (c *chaos) consume(m *chaosMember, name string, alloc *zkalloc.Allocator, done chan struct{}, r *rand.Rand) {
 	defer close(done)
 	for u := range alloc.Updates() {
 		m.mu.Lock()
-		if m.stopping {
-			// It has stopped everything (see stop): it acks the final
-			// Update at once, which lets Close hand over.
+		if m.crashed {
 			m.mu.Unlock()
-			u.Ack()
-			continue
+			continue // a dead process neither records nor acks
 		}
-		seq := c.rec.Received(m.name, u.Generation, u.Members, u.Assigned, u.Revoked)
+		seq := c.rec.Received(name, u.Generation, u.Members, u.Assigned, u.Revoked)
 		m.last = u
+		final := m.closing && len(u.Assigned) == 0 && len(u.Revoked) > 0
+		slow := final && m.slowClose
 		m.mu.Unlock()
-		if len(u.Revoked) > 0 && r.IntN(3) == 0 {
+		switch {
+		case slow:
+			// Stopping everything takes this consumer a while: Close must
+			// keep the claims until the Ack below.
+			time.Sleep(chaosMinClose + time.Duration(r.Int64N(int64(chaosMaxClose-chaosMinClose))))
+		case len(u.Revoked) > 0 && r.IntN(3) == 0:
 			time.Sleep(time.Duration(r.Int64N(int64(chaosMaxAck)))) // stopping takes the consumer a while
 		}
 		m.mu.Lock()
-		if !m.stopping {
-			c.rec.Acked(m.name, seq)
+		if !m.crashed {
+			c.rec.Acked(name, seq) // it has stopped what u revokes: right before the Ack
+			if final {
+				c.drained.Add(1)
+			}
 		}
 		m.mu.Unlock()
 		u.Ack()
 	}
+	m.mu.Lock()
+	if !m.crashed {
+		c.rec.Closed(name) // Updates is closed: the consumer has stopped everything
+	}
+	m.mu.Unlock()
 }
 
-// stop ends m's incarnation: its consumer stops everything first, then the
-// allocator is closed. Close must return promptly even during a fault.
-func (c *chaos) stop(m *chaosMember, check bool) {
+// How stop ends an incarnation.
+type stopMode int
+
+const (
+	// stopGraceful: Close is called while the consumer goes on reading
+	// Updates; it stops what the final Update revokes and acks it.
+	stopGraceful stopMode = iota
+	// stopSlow: the same, with a consumer that takes
+	// chaosMinClose..chaosMaxClose to stop everything.
+	stopSlow
+	// stopCrash: the process dies, its consumer first: it has stopped
+	// everything at once and records nothing more.
+	stopCrash
+)
+
+// stop ends m's incarnation as mode says, calling Close from the test's
+// goroutine; with check, Close must not fail. Close must return promptly
+// even during a fault.
+func (c *chaos) stop(m *chaosMember, mode stopMode, check bool) {
 	c.t.Helper()
 	m.mu.Lock()
 	alloc, done := m.alloc, m.done
@@ -322,9 +393,12 @@ func (c *chaos) stop(m *chaosMember, check bool) {
 		m.mu.Unlock()
 		return
 	}
-	if !m.stopping {
-		m.stopping = true
+	if mode == stopCrash {
+		m.crashed = true
 		c.rec.Closed(m.name)
+	} else {
+		m.closing, m.slowClose = true, mode == stopSlow
+		c.rec.Closing(m.name)
 	}
 	m.alloc = nil
 	m.mu.Unlock()
@@ -371,15 +445,17 @@ var chaosKinds = []struct {
 	{"kill-leader", 1},
 	{"restart-ensemble", 0}, // injected on its own, see inject
 	{"restart-member", 2},
+	{"close-slow-consumer", 2},
 	{"crash-member", 1},
 	{"change-partitions", 1},
+	{"stall-strategy", 2},
 }
 
-// inject runs one fault, chosen by weight; the whole ensemble is restarted
-// once, at the tenth fault.
-func (c *chaos) inject() {
+// inject runs the nth fault (from 0), chosen by weight; the whole ensemble
+// is restarted once, at the tenth fault.
+func (c *chaos) inject(n int) {
 	kind := ""
-	if len(c.rec.History().Faults) == 9 {
+	if n == 9 {
 		kind = "restart-ensemble"
 	} else {
 		total := 0
@@ -396,8 +472,50 @@ func (c *chaos) inject() {
 		}
 	}
 	start := time.Now()
+	c.endStalls(start, false)
+	if kind == "stall-strategy" {
+		// It runs on its own: the schedule goes on, and its end is
+		// recorded when it comes (endStalls).
+		m := c.pickUnstalled()
+		until := start.Add(chaosMinStall + time.Duration(c.rng.Int64N(int64(chaosMaxStall-chaosMinStall))))
+		m.strategy.stall(until)
+		c.stalls = append(c.stalls, stall{m: m, start: start, until: until})
+		return
+	}
 	c.run(kind)
 	c.rec.Fault(kind, start, time.Now())
+}
+
+// pickUnstalled picks a live member whose strategy is not stalled, or
+// any live member if there is none.
+func (c *chaos) pickUnstalled() *chaosMember {
+	var free []*chaosMember
+	for _, m := range c.live() {
+		if !slices.ContainsFunc(c.stalls, func(s stall) bool { return s.m == m }) {
+			free = append(free, m)
+		}
+	}
+	if len(free) == 0 {
+		return c.pick()
+	}
+	return free[c.rng.IntN(len(free))]
+}
+
+// endStalls records the strategy stalls over by now as faults. With all,
+// it first ends those still under way.
+func (c *chaos) endStalls(now time.Time, all bool) {
+	c.stalls = slices.DeleteFunc(c.stalls, func(s stall) bool {
+		if now.Before(s.until) && !all {
+			return false
+		}
+		end := s.until
+		if now.Before(end) {
+			s.m.strategy.end()
+			end = now
+		}
+		c.rec.Fault("stall-strategy", s.start, end)
+		return true
+	})
 }
 
 func (c *chaos) run(kind string) {
@@ -445,15 +563,27 @@ func (c *chaos) run(kind string) {
 		}
 	case "restart-member":
 		m := c.pick()
-		c.stop(m, true)
+		c.stop(m, stopGraceful, true)
 		c.pause(0, time.Second)
+		c.start(m)
+	case "close-slow-consumer":
+		// Closed while its consumer is slow to stop; it comes back under
+		// the same name or, half the time, under a new one (the old name
+		// leaves the group for good).
+		m := c.pick()
+		c.stop(m, stopSlow, true)
+		c.pause(0, time.Second)
+		if c.rng.IntN(2) == 0 {
+			m.renames++
+			m.name = fmt.Sprintf("m%d-%d", m.idx, m.renames)
+		}
 		c.start(m)
 	case "crash-member":
 		// The process dies: nothing it sends reaches ZooKeeper any more, so
 		// its session lives on until the server expires it.
 		m := c.pick()
 		m.proxy.Blackhole(true)
-		c.stop(m, false)
+		c.stop(m, stopCrash, false)
 		m.proxy.Blackhole(false)
 		c.pause(0, time.Second)
 		c.start(m)
@@ -487,6 +617,7 @@ func (c *chaos) run(kind string) {
 func (c *chaos) heal() {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	c.endStalls(time.Now(), true)
 	for _, m := range c.members {
 		m.proxy.Blackhole(false)
 	}

@@ -100,8 +100,13 @@ type openOverlap struct {
 // memberState is one member's current incarnation.
 type memberState struct {
 	name   string
-	inc    int  // incarnation, bumped by every Close
-	active bool // received in this incarnation and not closed since
+	inc    int  // incarnation, bumped by every KindClosed
+	active bool // received in this incarnation and not closing or closed since
+	// closing: KindClosing was recorded in this incarnation. The member
+	// still holds what it held (until it acks an Update assigning nothing,
+	// or KindClosed) but has left the group: it no longer counts for
+	// convergence.
+	closing bool
 	// window holds the Assigned of every Update received in this
 	// incarnation; window[lo:] are those not superseded by an Ack, whose
 	// union is what the member holds. hold counts, per pid, the Updates
@@ -208,6 +213,8 @@ func (c *checker) apply(e *Event) {
 		c.acked(e)
 	case KindClosed:
 		c.closed(e)
+	case KindClosing:
+		c.closing(e)
 	case KindExpected:
 		c.setExpected(c.set(e.Expected), e.Time)
 	default:
@@ -240,6 +247,12 @@ func (c *checker) received(e *Event) {
 	for _, id := range added {
 		c.own(id, e.Time)
 	}
+	if m.closing {
+		// Close's final Update: the member no longer counts for
+		// convergence.
+		m.latest, m.gen, m.view = assigned, e.Generation, viewKey(e.Members)
+		return
+	}
 	if m.active {
 		c.conv.remove(m.gen, m.view)
 	} else {
@@ -268,6 +281,20 @@ func (c *checker) acked(e *Event) {
 	m.lo = ref.idx
 }
 
+// closing marks the member as leaving: it stops counting for convergence
+// at once, but keeps holding what it holds, and owning what its newest
+// Update assigns, until its consumer acks an Update that assigns nothing
+// (the ordinary Ack rule releases everything then) or until KindClosed.
+// A hand-off before that Ack is a double ownership.
+func (c *checker) closing(e *Event) {
+	_, m := c.member(e.Member)
+	if m.active {
+		c.conv.remove(m.gen, m.view)
+		c.conv.stop(m.name)
+	}
+	m.active, m.closing = false, true
+}
+
 func (c *checker) closed(e *Event) {
 	mi, m := c.member(e.Member)
 	for i := m.lo; i < len(m.window); i++ {
@@ -283,7 +310,7 @@ func (c *checker) closed(e *Event) {
 		c.conv.stop(m.name)
 	}
 	m.inc++
-	m.active, m.window, m.lo, m.latest, m.gen, m.view = false, nil, 0, nil, 0, ""
+	m.active, m.closing, m.window, m.lo, m.latest, m.gen, m.view = false, false, nil, 0, nil, 0, ""
 }
 
 func (c *checker) finish() Report {

@@ -140,6 +140,69 @@ func TestCheck(t *testing.T) {
 			wantOverlaps: []string{"t:1 a/b 20-20 unacked"},
 		},
 
+		// A graceful close: the closing member holds its partitions until
+		// its consumer acks the final Update, which assigns nothing.
+		{
+			name: "hand-off before the closing member acks its final update",
+			run: func(s *script) {
+				s.recv(0, "a", "1", 1, "a b", "t:0 t:1", "")
+				s.recv(0, "b", "1", 1, "a b", "", "")
+				s.ack(1, "a", "1")
+				s.closing(10, "a")
+				s.recv(20, "a", "final", 1, "a b", "", "t:0 t:1")
+				s.recv(30, "b", "2", 2, "b", "t:0 t:1", "")
+				s.ack(40, "a", "final") // a's consumer took 20 ms to stop
+				s.close(50, "a")
+			},
+			expected: "t:0 t:1", live: "b",
+			wantOverlaps: []string{"t:0 a/b 30-40 unacked", "t:1 a/b 30-40 unacked"},
+		},
+		{
+			name: "hand-off before the closing member receives its final update",
+			run: func(s *script) {
+				s.recv(0, "a", "1", 1, "a", "t:0", "")
+				s.ack(1, "a", "1")
+				s.closing(10, "a")
+				s.recv(20, "b", "2", 2, "b", "t:0", "")
+				s.recv(30, "a", "final", 1, "a", "", "t:0")
+				s.ack(40, "a", "final")
+				s.close(50, "a")
+			},
+			expected: "t:0", live: "b",
+			wantOverlaps: []string{"t:0 a/b 20-40"},
+		},
+		{
+			name: "closing member never acks its final update",
+			run: func(s *script) {
+				s.recv(0, "a", "1", 1, "a", "t:0", "")
+				s.ack(1, "a", "1")
+				s.closing(10, "a")
+				s.recv(20, "a", "final", 1, "a", "", "t:0")
+				s.recv(30, "b", "2", 2, "b", "t:0", "")
+				s.close(40, "a") // Updates closed after ReleaseTimeout
+			},
+			expected: "t:0", live: "b",
+			wantOverlaps: []string{"t:0 a/b 30-40 unacked"},
+		},
+		{
+			name: "clean graceful close and restart",
+			run: func(s *script) {
+				s.recv(0, "a", "1", 1, "a b", "t:0", "")
+				s.recv(0, "b", "1", 1, "a b", "t:1", "")
+				s.ack(1, "a", "1")
+				s.closing(10, "a")
+				s.recv(20, "a", "final", 1, "a b", "", "t:0")
+				s.ack(30, "a", "final")
+				s.recv(40, "b", "2", 2, "b", "t:0 t:1", "")
+				s.close(50, "a")
+				s.recv(60, "a", "3", 3, "a b", "", "")
+				s.recv(70, "b", "3", 3, "a b", "t:1", "t:0")
+				s.ack(80, "b", "3")
+				s.recv(90, "a", "4", 3, "a b", "t:0", "")
+			},
+			expected: "t:0 t:1", live: "a b", deadline: 100 * time.Millisecond,
+		},
+
 		// Passing hand-offs.
 		{
 			name: "clean hand-off",

@@ -4,8 +4,10 @@
 // A test harness wraps every consumer: it calls [Recorder.Received] when the
 // consumer takes an Update from the channel, [Recorder.Acked] once the
 // consumer has stopped that Update's Revoked partitions, and
-// [Recorder.Closed] once the consumer has stopped everything (before the
-// allocator's Close, or when the harness kills the process). Injected
+// [Recorder.Closed] once the consumer has stopped everything (when its loop
+// ends after a graceful close, or when the harness kills the process). A
+// graceful close is announced by [Recorder.Closing] just before the
+// allocator's Close, while the consumer goes on taking Updates. Injected
 // faults go to [Recorder.Fault], and the partition set the group should
 // own to [Recorder.Expect], before members start and after each change.
 // [Check] then sweeps the [History] in time order and reports:
@@ -32,8 +34,13 @@
 // acknowledgement it holds the union of everything it has received.
 // Acknowledging an Update older than one already acknowledged changes
 // nothing, and so does acknowledging an Update of an earlier incarnation.
-// Closing releases everything; receiving again under the same name starts
-// a new incarnation.
+// Closed releases everything; receiving again under the same name starts
+// a new incarnation. Closing (a graceful close) releases nothing by
+// itself: the closing member holds its partitions until its consumer
+// acknowledges an Update that assigns nothing, Close's final Update (the
+// rule above then releases everything), or until Closed. So another member
+// taking a partition over before that final Ack is a double ownership. A
+// closing member no longer counts for convergence.
 //
 // A member owns a partition, for (b) and (c), while its newest received
 // Update assigns it: revoked-but-unacknowledged partitions are held but

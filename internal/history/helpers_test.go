@@ -60,6 +60,13 @@ func (s *script) close(at int, member string) {
 	s.rec.Closed(member)
 }
 
+// closing records that member's allocator is being closed; its consumer
+// goes on.
+func (s *script) closing(at int, member string) {
+	s.now = ms(at)
+	s.rec.Closing(member)
+}
+
 func (s *script) fault(kind string, from, to int) { s.rec.Fault(kind, ms(from), ms(to)) }
 
 // expect records that the expected set is now list, as in parts.

@@ -27,9 +27,14 @@ const (
 	// KindExpected: from now on the group should own [Event.Expected];
 	// see [Recorder.Expect]. It concerns no member.
 	KindExpected
+	// KindClosing: the member's allocator is being closed while its
+	// consumer goes on reading Updates; see [Recorder.Closing]. The member
+	// still holds its partitions until its consumer acks an Update that
+	// assigns nothing (the final Update), or until KindClosed.
+	KindClosing
 )
 
-// String returns "received", "acked", "closed" or "expected".
+// String returns "received", "acked", "closed", "expected" or "closing".
 func (k EventKind) String() string {
 	switch k {
 	case KindReceived:
@@ -40,6 +45,8 @@ func (k EventKind) String() string {
 		return "closed"
 	case KindExpected:
 		return "expected"
+	case KindClosing:
+		return "closing"
 	}
 	return "EventKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -52,7 +59,7 @@ type Event struct {
 	Member string // the member's name, the same across its incarnations; "" for KindExpected
 	// Seq numbers Updates: for KindReceived, the number [Recorder.Received]
 	// returned (unique within a history); for KindAcked, the number of the
-	// acknowledged Update; 0 for KindClosed.
+	// acknowledged Update; 0 for KindClosed and KindClosing.
 	Seq int
 	// Generation, Members, Assigned and Revoked copy the received Update;
 	// they are set for KindReceived only.
@@ -130,13 +137,28 @@ func (r *Recorder) Acked(member string, seq int) {
 }
 
 // Closed records that member's consumer stopped every partition: it is
-// called after the consumer stops and before (or instead of) the
-// allocator's Close, including when the harness kills the member. The
-// member may later receive again under the same name.
+// called once the consumer has stopped, either when it has taken the last
+// Update of a graceful close (after [Recorder.Closing]), or before (or
+// instead of) the allocator's Close when the harness kills the member.
+// Whatever the member still held is released now. The member may later
+// receive again under the same name.
 func (r *Recorder) Closed(member string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.recordLocked(Event{Kind: KindClosed, Member: member})
+}
+
+// Closing records that member's allocator is being closed (call it just
+// before Close) while its consumer goes on reading Updates, stopping what
+// they revoke and acking them, as Close requires. Closing releases
+// nothing: the member holds its partitions until its consumer acks an
+// Update that assigns nothing (Close's final Update), so that another
+// member taking one over before that Ack is a double ownership. Record
+// [Recorder.Closed] when the consumer's loop ends.
+func (r *Recorder) Closing(member string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.recordLocked(Event{Kind: KindClosing, Member: member})
 }
 
 // Expect records that from now on the group should own exactly parts

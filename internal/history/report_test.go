@@ -145,6 +145,7 @@ func TestStrings(t *testing.T) {
 		{history.KindAcked.String(), "acked"},
 		{history.KindClosed.String(), "closed"},
 		{history.KindExpected.String(), "expected"},
+		{history.KindClosing.String(), "closing"},
 		{history.EventKind(7).String(), "EventKind(7)"},
 		{history.Overlap{Partition: p, First: "a", Second: "b", From: ms(0), To: ms(1500), Unacked: true}.String(),
 			"t:3 held by a and b from 12:00:00.000 to 12:00:01.500 (revocation not acked by a)"},
