@@ -60,10 +60,7 @@ func TestCoreCloseRevokesEverythingAndDrainsOnAck(t *testing.T) {
 func TestCoreCloseWaitsForDelivery(t *testing.T) {
 	t.Parallel()
 	h := newCore(t, "a", rebalance.RoundRobin, coreOptions{})
-	h.up(1, 1)
-	h.members(view(1, 1, 2, "a"))
-	h.parts(parts(1, 1, 3, 0))
-	h.ack(h.next())
+	h.ack(h.alone(0))
 	h.close()
 	h.ack(h.current())
 	if h.c.Drained() {
@@ -79,10 +76,7 @@ func TestCoreCloseDrainsAfterReleaseTimeout(t *testing.T) {
 	t.Parallel()
 	const rt = 10 * time.Second
 	h := newCore(t, "a", rebalance.RoundRobin, coreOptions{releaseTimeout: rt})
-	h.up(1, 1)
-	h.members(view(1, 1, 2, "a"))
-	h.parts(parts(1, 1, 3, 0))
-	h.next()
+	h.alone(0)
 	h.close()
 	h.next() // delivered, never acked
 	if want := h.now.Add(rt); !h.wake.Equal(want) {
@@ -114,10 +108,7 @@ func TestCoreCloseBeforeAnyUpdateIsDrained(t *testing.T) {
 func TestCoreCloseEndsWhenTheSessionIsLost(t *testing.T) {
 	t.Parallel()
 	h := newCore(t, "a", rebalance.RoundRobin, coreOptions{grace: time.Hour})
-	h.up(1, 1)
-	h.members(view(1, 1, 2, "a"))
-	h.parts(parts(1, 1, 3, 0))
-	h.next()
+	h.alone(0)
 	h.close()
 	h.next()
 	h.session(session.Suspended, 1, 1)

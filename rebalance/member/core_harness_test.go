@@ -187,3 +187,13 @@ func parts(sid int64, reconnects uint64, zxid int64, ids ...int32) partitions.Vi
 }
 
 func eq(a, b []Partition) bool { return slices.Equal(a, b) }
+
+// alone brings member "a", alone in its group, to its first assignment
+// of t's partitions ids in session 1, and delivers it.
+func (h *core) alone(ids ...int32) Update {
+	h.t.Helper()
+	h.up(1, 1)
+	h.members(view(1, 1, 2, "a"))
+	h.parts(parts(1, 1, 3, ids...))
+	return h.next()
+}

@@ -54,10 +54,7 @@ func TestCoreWaitsUntilRegistered(t *testing.T) {
 func TestCoreRevokesOnSuspendAndWaitsForFreshViews(t *testing.T) {
 	t.Parallel()
 	h := newCore(t, "a", rebalance.RoundRobin, coreOptions{})
-	h.up(1, 1)
-	h.members(view(1, 1, 2, "a"))
-	h.parts(parts(1, 1, 3, 0, 1))
-	if u := h.next(); len(u.Assigned) != 2 {
+	if u := h.alone(0, 1); len(u.Assigned) != 2 {
 		t.Fatalf("first update %+v", u)
 	}
 
@@ -81,10 +78,7 @@ func TestCoreRevokesOnSuspendAndWaitsForFreshViews(t *testing.T) {
 func TestCoreConflatesWithoutLosingRevocations(t *testing.T) {
 	t.Parallel()
 	h := newCore(t, "a", rebalance.RoundRobin, coreOptions{})
-	h.up(1, 1)
-	h.members(view(1, 1, 2, "a"))
-	h.parts(parts(1, 1, 3, 0, 1, 2, 3))
-	h.next()
+	h.alone(0, 1, 2, 3)
 
 	// Two changes the consumer does not read in between: the second must
 	// still report what the first revoked.
@@ -349,10 +343,7 @@ func TestHandoffAckStopsReleaseTimer(t *testing.T) {
 func TestSuspendRevokesAtOnceByDefault(t *testing.T) {
 	t.Parallel()
 	h := newCore(t, "a", rebalance.RoundRobin, coreOptions{})
-	h.up(1, 1)
-	h.members(view(1, 1, 2, "a"))
-	h.parts(parts(1, 1, 3, 0))
-	h.next()
+	h.alone(0)
 	h.session(session.Suspended, 1, 1)
 	if u := h.next(); len(u.Assigned) != 0 {
 		t.Fatalf("%+v", u)
@@ -363,10 +354,7 @@ func TestGraceKeepsPartitionsThroughABlip(t *testing.T) {
 	t.Parallel()
 	const grace = 3 * time.Second
 	h := newCore(t, "a", rebalance.RoundRobin, coreOptions{grace: grace})
-	h.up(1, 1)
-	h.members(view(1, 1, 2, "a"))
-	h.parts(parts(1, 1, 3, 0, 1))
-	h.next()
+	h.alone(0, 1)
 
 	// A blip shorter than the grace: nothing is revoked.
 	h.session(session.Suspended, 1, 1)
@@ -399,10 +387,7 @@ func TestGraceKeepsPartitionsThroughABlip(t *testing.T) {
 func TestGraceEndsWhenTheSessionIsLost(t *testing.T) {
 	t.Parallel()
 	h := newCore(t, "a", rebalance.RoundRobin, coreOptions{grace: time.Hour})
-	h.up(1, 1)
-	h.members(view(1, 1, 2, "a"))
-	h.parts(parts(1, 1, 3, 0))
-	h.next()
+	h.alone(0)
 	h.session(session.Suspended, 1, 1)
 	h.none() // kept through the grace
 	h.session(session.Lost, 1, 1)
