@@ -1,6 +1,7 @@
 package membership
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -57,10 +58,20 @@ func (i Info) Data() []byte {
 	return b
 }
 
-// ParseInfo decodes a member node's data; ok is false if it is not the
-// JSON of an Info (a node written by something else).
+// ParseInfo decodes a member node's data; ok is false, with the zero
+// Info, if it is not the JSON of an Info (a node written by something
+// else).
 func ParseInfo(data []byte) (i Info, ok bool) {
-	return i, json.Unmarshal(data, &i) == nil
+	// json.Unmarshal takes a JSON null as "leave i alone" without an
+	// error, so only an object is let through; and on a field of the
+	// wrong type it fills the fields before it and then fails.
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return Info{}, false
+	}
+	if json.Unmarshal(data, &i) != nil {
+		return Info{}, false
+	}
+	return i, true
 }
 
 // describe renders a member node's data for an error message.

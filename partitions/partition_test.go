@@ -92,21 +92,6 @@ func TestDecodeIDsRejectsGarbage(t *testing.T) {
 	}
 }
 
-func FuzzDecodeIDs(f *testing.F) {
-	for _, seed := range []string{"", "0-3,7,9-10", "1,1", "2147483647"} {
-		f.Add(seed)
-	}
-	f.Fuzz(func(t *testing.T, in string) {
-		ids, err := partitions.DecodeIDs([]byte(in))
-		if err != nil {
-			return
-		}
-		if got := string(partitions.EncodeIDs(ids)); got != in {
-			t.Fatalf("DecodeIDs(%q) then EncodeIDs = %q: the encoding is not canonical", in, got)
-		}
-	})
-}
-
 func TestSetOperations(t *testing.T) {
 	t.Parallel()
 	a := []int32{1, 3, 5, 7}
