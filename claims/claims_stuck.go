@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/session"
@@ -121,6 +122,17 @@ func (c *Claims) logStuck(sess int64, ps []partitions.Partition, heldFor time.Du
 	name, _, err := conn.Get(c.path(ps[0]))
 	if err != nil {
 		attrs = append(attrs, "holder", "unknown: "+err.Error())
+		c.cfg.Logger.Log(context.Background(), level, msg, attrs...)
+		return
+	}
+	// The claim's data is whatever its creator wrote: a process that is no
+	// member may have written anything. Name a member's node only with a
+	// valid name, and log no more than the start of anything else.
+	if err := zkpath.ValidateName(string(name)); err != nil {
+		if len(name) > 64 {
+			name = append(name[:64:64], "..."...)
+		}
+		attrs = append(attrs, "holder", fmt.Sprintf("not a member name: %q", name))
 		c.cfg.Logger.Log(context.Background(), level, msg, attrs...)
 		return
 	}

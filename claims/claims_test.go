@@ -668,3 +668,41 @@ func TestClaimsStuckAfterTheGrantedTimeout(t *testing.T) {
 		t.Errorf("report: %+v, want ghost's claim held for 24s", r)
 	}
 }
+
+// A claim whose data is no member name (a foreign process wrote it) is
+// reported as such: no member node is read from it, and no more than its
+// start is logged.
+func TestClaimsStuckHolderWithForeignData(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers := []string{srv.Addr()}
+	ghost := actortest.Observe(t, servers, claimWait)
+	if err := zkpath.Ensure(ghost.Conn, claimPaths.Owners()); err != nil {
+		t.Fatal(err)
+	}
+	t0 := actortest.Parts("t", 0)
+	data := "../members/x/" + strings.Repeat("y", 1000)
+	if _, err := ghost.Conn.Create(claimPath(t0[0]), []byte(data), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	clock := actor.NewFakeClock(time.Now())
+	logs := actortest.NewLogs()
+	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, func(cfg *claims.Config) {
+		cfg.Clock, cfg.Logger, cfg.StuckAfter = clock, slog.New(logs), time.Second
+	})
+	a.waitHeld(holds(a.want(t0...), nil))
+	ctx, cancel := context.WithTimeout(context.Background(), claimWait)
+	defer cancel()
+	if err := clock.WaitTimers(ctx, 1); err != nil {
+		t.Fatal("the stuck timer was never armed")
+	}
+	clock.Advance(time.Second)
+	r := logs.Next(t, claimWait)
+	holder := r.Attrs["holder"]
+	if !strings.HasPrefix(holder, "not a member name") || len(holder) > 120 {
+		t.Errorf("holder %q, want it reported as not a member name, cut short", holder)
+	}
+	if _, ok := r.Attrs["holder_member"]; ok {
+		t.Errorf("report %+v read a member node named by foreign data", r)
+	}
+}
