@@ -246,9 +246,13 @@ type chaosMember struct {
 	// gracefully, and slowClose: its consumer takes
 	// chaosMinClose..chaosMaxClose to stop what the final Update revokes.
 	crashed, closing, slowClose bool
-	alloc                       *zkalloc.Allocator // nil while down
-	done                        chan struct{}      // closed when the consumer of this incarnation ends
-	last                        zkalloc.Update     // the last update this incarnation's consumer received
+	// ended: this incarnation's consumer has seen Updates close and
+	// recorded Closed, as when the allocator stopped by itself (Start
+	// failed): a stop then records no Closing, which no Closed would end.
+	ended bool
+	alloc *zkalloc.Allocator // nil while down
+	done  chan struct{}      // closed when the consumer of this incarnation ends
+	last  zkalloc.Update     // the last update this incarnation's consumer received
 }
 
 func (c *chaos) config(m *chaosMember) zkalloc.Config {
@@ -286,7 +290,7 @@ func (c *chaos) start(m *chaosMember) {
 		done := make(chan struct{})
 		m.mu.Lock()
 		m.alloc, m.done, m.last = alloc, done, zkalloc.Update{}
-		m.crashed, m.closing, m.slowClose = false, false, false
+		m.crashed, m.closing, m.slowClose, m.ended = false, false, false, false
 		m.mu.Unlock()
 		go c.consume(m, m.name, alloc, done, rand.New(rand.NewPCG(c.seed, uint64(m.incs)<<8|uint64(m.idx))))
 		ctx, cancel := context.WithTimeout(context.Background(), chaosStartMax)
@@ -364,6 +368,7 @@ func (c *chaos) consume(m *chaosMember, name string, alloc *zkalloc.Allocator, d
 	if !m.crashed {
 		c.rec.Closed(name) // Updates is closed: the consumer has stopped everything
 	}
+	m.ended = true
 	m.mu.Unlock()
 }
 
@@ -393,10 +398,13 @@ func (c *chaos) stop(m *chaosMember, mode stopMode, check bool) {
 		m.mu.Unlock()
 		return
 	}
-	if mode == stopCrash {
+	switch {
+	case m.ended:
+		// Its consumer has recorded Closed already.
+	case mode == stopCrash:
 		m.crashed = true
 		c.rec.Closed(m.name)
-	} else {
+	default:
 		m.closing, m.slowClose = true, mode == stopSlow
 		c.rec.Closing(m.name)
 	}
