@@ -121,11 +121,11 @@ func New(cfg Config) *Claims {
 }
 
 // Desired is where the actor takes the claims wanted from, latest-wins:
-// the rebalance actor sets it. Safe for concurrent use.
+// the member actor sets it. Safe for concurrent use.
 func (c *Claims) Desired() *actor.Latest[Desired] { return c.in }
 
 // Held is where the actor reports the claims it holds, latest-wins: the
-// rebalance actor takes from it. Safe for concurrent use.
+// member actor takes from it. Safe for concurrent use.
 func (c *Claims) Held() *actor.Latest[Held] { return c.out }
 
 // Run keeps the claims until ctx is cancelled, and returns nil then. The

@@ -2,7 +2,7 @@
 //
 // Its [Claims] actor holds this member's ownership claims, the ephemeral
 // nodes <root>/groups/<group>/owners/<topic>:<id>, in line with the
-// latest [Desired] set the rebalance actor wants, and reports what it
+// latest [Desired] set the member actor wants, and reports what it
 // holds as [Held]. A partition moves between members only through these
 // claims: the new owner can create one only once the old owner has
 // deleted it, or its session has ended, so no partition has two owners.

@@ -2,12 +2,12 @@ package claims
 
 import "github.com/zkalloc/zkalloc/partitions"
 
-// The rebalance actor and the claims actor talk through two snapshots,
-// each delivered latest-wins: the rebalance actor says which claims it
+// The member actor and the claims actor talk through two snapshots,
+// each delivered latest-wins: the member actor says which claims it
 // wants ([Desired]), the claims actor answers which it holds ([Held]).
 // Both are full states, so a skipped one loses nothing.
 
-// Desired is the set of ownership claims the rebalance actor wants held
+// Desired is the set of ownership claims the member actor wants held
 // in one session: the partitions it is assigned plus those its consumer
 // may still be working on. Claims held outside it are released.
 type Desired struct {

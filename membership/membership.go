@@ -30,6 +30,12 @@ type View struct {
 	Reconnects uint64
 }
 
+// Equal reports whether v and w list the same members, read at the same
+// zxid in the same session and connection.
+func (v View) Equal(w View) bool {
+	return v.Zxid == w.Zxid && v.SessionID == w.SessionID && v.Reconnects == w.Reconnects && slices.Equal(v.Members, w.Members)
+}
+
 // Config configures a [Membership]. Paths, Member and Session are required.
 type Config struct {
 	Paths  zkpath.Group

@@ -475,7 +475,7 @@ func (s *Set) publish(sessionID int64) {
 			v.Parts = append(v.Parts, Partition{Topic: name, ID: id})
 		}
 	}
-	if s.lastSet && sameView(v, s.last) {
+	if s.lastSet && v.Equal(s.last) {
 		return
 	}
 	s.last, s.lastSet = v, true
@@ -483,11 +483,13 @@ func (s *Set) publish(sessionID int64) {
 	s.out.Put(v)
 }
 
-// sameView reports whether a and b say the same: a view that says
-// nothing new is not published again.
-func sameView(a, b View) bool {
-	return a.Zxid == b.Zxid && a.SessionID == b.SessionID && a.Reconnects == b.Reconnects &&
-		slices.Equal(a.Parts, b.Parts) && slices.EqualFunc(a.Corrupt, b.Corrupt, sameTopicError)
+// Equal reports whether v and w say the same: the same partitions and
+// corrupt topics (by name and error text), read at the same zxid in the
+// same session and connection. The set publishes no view equal to the
+// last, and its readers can skip one.
+func (v View) Equal(w View) bool {
+	return v.Zxid == w.Zxid && v.SessionID == w.SessionID && v.Reconnects == w.Reconnects &&
+		slices.Equal(v.Parts, w.Parts) && slices.EqualFunc(v.Corrupt, w.Corrupt, sameTopicError)
 }
 
 // sameTopicError compares two corrupt topics by name and error text.

@@ -206,7 +206,7 @@ func (c *Core) Session(st session.State) {
 
 // Members takes a member view.
 func (c *Core) Members(v membership.View) {
-	if c.haveViews[0] && sameMembers(c.members, v) {
+	if c.haveViews[0] && c.members.Equal(v) {
 		return
 	}
 	c.members, c.haveViews[0] = v, true
@@ -216,7 +216,7 @@ func (c *Core) Members(v membership.View) {
 
 // Parts takes a partition view.
 func (c *Core) Parts(v partitions.View) {
-	if c.haveViews[1] && sameParts(c.parts, v) {
+	if c.haveViews[1] && c.parts.Equal(v) {
 		return
 	}
 	c.parts, c.haveViews[1] = v, true
@@ -361,15 +361,6 @@ func (c *Core) wake() time.Time {
 
 func (c *Core) log(level slog.Level, msg string, args ...any) {
 	c.ready.Logs = append(c.ready.Logs, Log{Level: level, Msg: msg, Args: args})
-}
-
-func sameMembers(a, b membership.View) bool {
-	return a.Zxid == b.Zxid && a.SessionID == b.SessionID && a.Reconnects == b.Reconnects && slices.Equal(a.Members, b.Members)
-}
-
-func sameParts(a, b partitions.View) bool {
-	return a.Zxid == b.Zxid && a.SessionID == b.SessionID && a.Reconnects == b.Reconnects &&
-		slices.Equal(a.Parts, b.Parts) && slices.EqualFunc(a.Corrupt, b.Corrupt, func(x, y partitions.TopicError) bool { return x.Error() == y.Error() })
 }
 
 // fresh reports whether both views were read in the current session after

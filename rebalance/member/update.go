@@ -56,7 +56,7 @@ func (u Update) Ack() {
 	}
 }
 
-// acks carries consumer acks to the rebalance actor without blocking the
+// acks carries consumer acks to the member actor without blocking the
 // consumer: the highest acked sequence number and a wake-up.
 type acks struct {
 	highest atomic.Uint64
