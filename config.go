@@ -88,9 +88,9 @@ type Config struct {
 	// after the connection to ZooKeeper is lost, so that a short network
 	// blip does not stop the consumer. Default 0: revoke everything at once.
 	// However long it is, the partitions are revoked when the session's
-	// lease runs out: 80% of the granted session timeout after the server
-	// last answered, before the server can expire the session and let
-	// another member take them.
+	// lease runs out: 80% of the granted session timeout after the
+	// ZooKeeper leader last vouched for the session (a sync it answered),
+	// before it can expire the session and let another member take them.
 	DisconnectGrace time.Duration
 	// Logger receives the allocator's logs; default slog.Default().
 	Logger *slog.Logger
