@@ -271,7 +271,20 @@ func (c *Claims) work() error {
 	// may keep failing (a node this session may not read or delete), and
 	// the attempt is retried for it anyway.
 	relErr := c.apply(release, c.releaseAll(conn, release, sid))
-	acqErr := c.apply(acquire, c.acquireAll(conn, acquire, sid))
+	// What the first round of creates took is reported before the claims
+	// held by others are looked at, one request each: a member joining a
+	// large group can then start (with those partitions pending) at once.
+	early := func(idx []int, results []outcome) {
+		ps, rs := make([]partitions.Partition, len(idx)), make([]outcome, len(idx))
+		for k, i := range idx {
+			ps[k], rs[k] = acquire[i], results[i]
+		}
+		c.apply(ps, rs)
+		if conn.SessionID() == sid {
+			c.report(sid)
+		}
+	}
+	acqErr := c.apply(acquire, c.acquireAll(conn, acquire, sid, early))
 	if conn.SessionID() == sid {
 		c.report(sid)
 	}

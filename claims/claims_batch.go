@@ -34,7 +34,14 @@ const claimBatchesInFlight = 4
 // and batches whose outcome is unknown (the connection dropped), is
 // claimed one at a time by [Claims.acquire], which finds a claim of ours
 // that was created after all.
-func (c *Claims) acquireAll(conn session.Conn, ps []partitions.Partition, sid int64) []outcome {
+//
+// If the first round of batches leaves claims to look at, created (if
+// not nil) is called with the indexes into ps of the claims it created and
+// their outcomes before the looks begin: a member joining a large group
+// finds most of what it wants held by others, and one request per claim
+// takes seconds; what it holds already is reported without waiting for
+// them (see [Claims.work]).
+func (c *Claims) acquireAll(conn session.Conn, ps []partitions.Partition, sid int64, created func(idx []int, results []outcome)) []outcome {
 	if len(ps) < 2 {
 		return inParallel(ps, func(p partitions.Partition) outcome { return c.acquire(conn, p, sid) })
 	}
@@ -45,11 +52,17 @@ func (c *Claims) acquireAll(conn session.Conn, ps []partitions.Partition, sid in
 	}
 	status := make([]batchOutcome, len(ps))
 	c.createAll(conn, ps, all, sid, results, status)
-	var look []int
+	var look, done []int
 	for i, st := range status {
-		if st == batchRolledBack {
+		switch st {
+		case batchRolledBack:
 			look = append(look, i)
+		case batchDone:
+			done = append(done, i)
 		}
+	}
+	if created != nil && len(done) < len(ps) {
+		created(done, results)
 	}
 	found := make([]claimFound, len(ps))
 	inflight.Do(len(look), func(k int) { i := look[k]; results[i], found[i], _ = c.look(conn, ps[i], sid) })

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -150,6 +151,34 @@ func checkClaim(t *testing.T, conn session.Conn, p partitions.Partition, owner i
 		t.Errorf("claim %s: owner %#x, data %q; want %#x, %q", p, stat.EphemeralOwner, got, owner, data)
 	}
 	return stat
+}
+
+// waitWatched waits until session sid watches n paths (`wchc`).
+func waitWatched(t *testing.T, addr string, sid int64, n int) {
+	t.Helper()
+	deadline := time.Now().Add(claimWait)
+	for {
+		out, err := zktest.FourLetter(context.Background(), addr, "wchc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, in := 0, false
+		for _, line := range strings.Split(out, "\n") {
+			switch {
+			case strings.HasPrefix(line, "0x"):
+				in = line == fmt.Sprintf("0x%x", sid)
+			case in && strings.HasPrefix(strings.TrimSpace(line), "/"):
+				got++
+			}
+		}
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session %#x watches %d paths, want %d", sid, got, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // watchers returns the hex session IDs the server lists (`wchp`) as
@@ -522,6 +551,9 @@ func TestClaimsCreatedInBatches(t *testing.T) {
 	before = b.requests.Load()
 	db := b.want(want...)
 	b.waitHeld(holds(db, nil))
+	// Held comes before the watches: what the first batches took is
+	// reported before the claims held by others are looked at.
+	waitWatched(t, srv.Addr(), b.st.SessionID, len(want))
 	if n, most := b.requests.Load()-before, int64(3+len(want)); n > most {
 		t.Errorf("waiting for %d claims of another session took %d requests, want at most %d (a failed batch of each hundred, then a watch each)", len(want), n, most)
 	}
@@ -705,4 +737,48 @@ func TestClaimsStuckHolderWithForeignData(t *testing.T) {
 	if _, ok := r.Attrs["holder_member"]; ok {
 		t.Errorf("report %+v read a member node named by foreign data", r)
 	}
+}
+
+// lookBlockingConn holds every ExistsW until open is closed: the looks at
+// claims held by another session never return before then.
+type lookBlockingConn struct {
+	session.Conn
+	open <-chan struct{}
+}
+
+func (c lookBlockingConn) ExistsW(p string) (bool, *zk.Stat, <-chan zk.Event, error) {
+	<-c.open
+	return c.Conn.ExistsW(p)
+}
+
+// A member that finds most of what it wants held by others reports what
+// its first batches of creates took before it looks at the others, one
+// request each: a member joining a large group starts without waiting for
+// them. (Before, Held came only after every look, seconds at 100,000
+// partitions, and Start waited for it.)
+func TestClaimsHeldReportedBeforeTheLooks(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers := []string{srv.Addr()}
+	ids := make([]int32, 250)
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	taken, free := actortest.Parts("t", ids...), actortest.Parts("a", ids[:200]...) // "a" sorts first: two full batches
+	a := startClaimer(t, servers, "a", 4*time.Second)
+	a.waitHeld(holds(a.want(taken...), taken))
+
+	open := make(chan struct{})
+	b := startClaimerWith(t, servers, "b", 4*time.Second, func(conn session.Conn) session.Conn {
+		return lookBlockingConn{Conn: conn, open: open}
+	}, nil)
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(open) }) }
+	t.Cleanup(unblock) // before b stops, should the wait fail
+	db := b.want(append(slices.Clone(free), taken...)...)
+	b.waitHeld(holds(db, free)) // while every look waits
+	unblock()
+	waitWatched(t, srv.Addr(), b.st.SessionID, len(taken))
+	a.waitHeld(holds(a.want(), nil))
+	b.waitHeld(holds(db, db.Want))
 }
