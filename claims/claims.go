@@ -88,6 +88,7 @@ type Claims struct {
 	failing  bool                            // the last attempt failed (some claims may keep failing)
 	holders  map[partitions.Partition]holder // wanted claims found held by another session
 	stuck    actor.Timer                     // fires when the oldest unreported holder is stuckAfter old
+	groups   groups                          // claims that wait on another's watch (see claims_group.go)
 }
 
 // holder is another session's claim on a partition this member wants.
@@ -116,6 +117,7 @@ func New(cfg Config) *Claims {
 		watches:  zkwatch.New(),
 		holders:  make(map[partitions.Partition]holder),
 		stuck:    actor.StoppedTimer(cfg.Clock),
+		groups:   newGroups(cfg.Clock),
 		loop:     ioloop.New(ioloop.Config{Session: cfg.Session, Clock: cfg.Clock, Logger: cfg.Logger, What: "claim update"}),
 	}
 }
@@ -133,6 +135,7 @@ func (c *Claims) Held() *actor.Latest[Held] { return c.out }
 func (c *Claims) Run(ctx context.Context) error {
 	defer c.watches.Close()
 	defer c.stuck.Stop()
+	defer c.groups.timer.Stop()
 	defer c.loop.Stop()
 	for {
 		if c.dirty {
@@ -159,6 +162,8 @@ func (c *Claims) Run(ctx context.Context) error {
 			c.loop.Fired()
 		case <-c.stuck.C():
 			c.reportStuck()
+		case <-c.groups.timer.C():
+			c.ungroupOld()
 		}
 	}
 }
@@ -168,6 +173,7 @@ func (c *Claims) Run(ctx context.Context) error {
 func (c *Claims) fired(f zkwatch.Fired) {
 	if p, err := partitions.Parse(f.Key); err == nil {
 		delete(c.waiting, p)
+		c.endGroup(p) // the claims that waited with it
 		c.dirty = true
 	}
 }
@@ -205,6 +211,7 @@ func (c *Claims) onSession(fresh bool) {
 			c.verify = len(c.ours) > 0
 			c.watches.Reset() // watches may not have survived; re-arm on the next attempt
 			clear(c.waiting)
+			c.groups.clear()
 			c.failing = false // what failed says nothing of this connection
 		}
 		c.dirty = true
@@ -216,6 +223,7 @@ func (c *Claims) onSession(fresh bool) {
 		// released rather than forgotten (and waited on by others forever).
 		c.watches.Reset()
 		clear(c.waiting)
+		c.groups.clear()
 	}
 }
 
@@ -255,6 +263,9 @@ func (c *Claims) work() error {
 			release = append(release, p)
 		}
 	}
+	// In order, so that a hand-off of many claims to one member releases
+	// them in the batches that member claims them in (see claims_group.go).
+	partitions.Sort(release)
 	for _, p := range c.desired.Want {
 		if _, ok := c.ours[p]; want[p] && !ok && !c.waiting[p] {
 			acquire = append(acquire, p)
@@ -285,6 +296,7 @@ func (c *Claims) work() error {
 		}
 	}
 	acqErr := c.apply(acquire, c.acquireAll(conn, acquire, sid, early))
+	clear(c.groups.single) // looked at one by one in this attempt
 	if conn.SessionID() == sid {
 		c.report(sid)
 	}
@@ -311,8 +323,9 @@ func (c *Claims) path(p partitions.Partition) string { return c.cfg.Paths.Owners
 // the actor's state from them.
 type outcome struct {
 	state  claimState
-	watch  <-chan zk.Event // for waiting: fires when the holder's node changes
-	holder int64           // for waiting: the session that holds the claim
+	watch  <-chan zk.Event      // for waiting: fires when the holder's node changes
+	holder int64                // for waiting: the session that holds the claim
+	behind partitions.Partition // for deferred: the claim whose watch it waits on
 	err    error
 	unsure bool // with err: a create may have gone through
 }
@@ -320,9 +333,10 @@ type outcome struct {
 type claimState int
 
 const (
-	stateNotHeld claimState = iota // not this session's
-	stateHeld                      // this session's
-	stateWaiting                   // another session's, watched
+	stateNotHeld  claimState = iota // not this session's
+	stateHeld                       // this session's
+	stateWaiting                    // another session's, watched
+	stateDeferred                   // not looked at: waits on the watch of another claim of its batch
 )
 
 // apply records the outcomes of ps and returns the first error, after
@@ -350,6 +364,10 @@ func (c *Claims) apply(ps []partitions.Partition, results []outcome) error {
 			if h, ok := c.holders[p]; !ok || h.session != r.holder {
 				c.holders[p] = holder{session: r.holder, since: c.cfg.Clock.Now()}
 			}
+		case stateDeferred:
+			delete(c.ours, p)
+			c.waiting[p] = true
+			c.groups.add(r.behind, p)
 		default:
 			delete(c.ours, p)
 			delete(c.holders, p)

@@ -782,3 +782,69 @@ func TestClaimsHeldReportedBeforeTheLooks(t *testing.T) {
 	a.waitHeld(holds(a.want(), nil))
 	b.waitHeld(holds(db, db.Want))
 }
+
+// A member taking over more claims than groupLooksAbove looks at one
+// claim of each failed batch, the one it failed on, and waits on that
+// claim's watch with the rest of the batch; when the holder releases the
+// batch, it is claimed in one go. (Before, each claim was looked at with
+// a watch of its own: 1,500 requests here, 50,000 for a member joining a
+// group of 100,000 partitions.)
+func TestClaimsBatchWaitsOnTheClaimItFailedOn(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers := []string{srv.Addr()}
+	ids := make([]int32, 1500)
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	want := actortest.Parts("t", ids...)
+	a := startClaimer(t, servers, "a", 4*time.Second)
+	a.waitHeld(holds(a.want(want...), want))
+
+	b := startClaimer(t, servers, "b", 4*time.Second)
+	before := b.requests.Load()
+	db := b.want(want...)
+	b.waitHeld(holds(db, nil))
+	waitWatched(t, srv.Addr(), b.st.SessionID, 15)
+	if n := b.requests.Load() - before; n > 2*15 {
+		t.Errorf("waiting for %d claims of another session took %d requests, want at most 30 (a failed batch and a watch for each hundred)", len(want), n)
+	}
+	waited := b.requests.Load()
+	a.waitHeld(holds(a.want(), nil))
+	b.waitHeld(holds(db, want))
+	if n := b.requests.Load() - waited; n > 2*15 {
+		t.Errorf("taking over %d released claims took %d requests, want at most 30", len(want), n)
+	}
+	obs := actortest.Observe(t, servers, claimWait)
+	for _, p := range want[:3] {
+		checkClaim(t, obs.Conn, p, b.st.SessionID, "b")
+	}
+}
+
+// A batch waits on the claim it failed on for at most groupWait: the
+// others of the batch may be free, or held by another member, and are
+// then looked at one by one.
+func TestClaimsBatchWaitEnds(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers := []string{srv.Addr()}
+	ids := make([]int32, 1100)
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	want := actortest.Parts("t", ids...)
+	a := startClaimer(t, servers, "a", 4*time.Second)
+	a.waitHeld(holds(a.want(want...), want))
+
+	clock := actor.NewFakeClock(time.Now())
+	b := startClaimerWith(t, servers, "b", 4*time.Second, nil, func(cfg *claims.Config) { cfg.Clock = clock })
+	db := b.want(want...)
+	b.waitHeld(holds(db, nil))
+	waitWatched(t, srv.Addr(), b.st.SessionID, 11)
+	// a keeps t:0, the claim b's first batch failed on, and releases the
+	// rest: b's other batches follow their watches; t:1 to t:99 wait.
+	a.waitHeld(holds(a.want(want[0]), want[:1]))
+	b.waitHeld(holds(db, want[100:]))
+	clock.Advance(10 * time.Second) // groupWait
+	b.waitHeld(holds(db, want[1:]))
+}
