@@ -184,7 +184,8 @@ func joinLarge(t testing.TB, addr, group string, topics, perTopic int) (start, h
 }
 
 // TestFastJoin checks that a member joining a group of 100,000 partitions
-// (10,000 with -short) held by another member returns from Start with its
+// (10,000 with -short, 1,000 times $ZKALLOC_FASTJOIN_TOPICS if set) held
+// by another member returns from Start with its
 // first Update, the share it is to take listed in Pending, and that the
 // hand-off then completes. It logs both times and the requests; it asserts
 // only generous bounds, the machine being shared (BenchmarkFastJoin
@@ -193,6 +194,9 @@ func TestFastJoin(t *testing.T) {
 	topics := 100
 	if testing.Short() {
 		topics = 10
+	}
+	if s := os.Getenv("ZKALLOC_FASTJOIN_TOPICS"); s != "" { // 200: the 200,000
+		fmt.Sscan(s, &topics)
 	}
 	srv := server(t)
 	start, handoff := joinLarge(t, srv.Addr(), "fastjoin", topics, 1000)
