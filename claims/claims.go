@@ -29,6 +29,8 @@ type Config struct {
 	Session *actor.Latest[session.State]
 	Logger  *slog.Logger
 	Clock   actor.Clock
+	// ACL is given to the nodes the actor creates; default world-all.
+	ACL []zk.ACL
 
 	// Settle and ReleaseTimeout are the member's (see rebalance.Config):
 	// with the session timeout they bound how long a hand-off between
@@ -104,6 +106,9 @@ func New(cfg Config) *Claims {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = actor.RealClock()
+	}
+	if len(cfg.ACL) == 0 {
+		cfg.ACL = zk.WorldACL(zk.PermAll)
 	}
 	return &Claims{
 		cfg:      cfg,
@@ -371,7 +376,7 @@ func (c *Claims) check(conn session.Conn, p partitions.Partition, sid int64) out
 func (c *Claims) acquire(conn session.Conn, p partitions.Partition, sid int64) outcome {
 	path := c.path(p)
 	for attempt := 0; attempt < 5; attempt++ {
-		_, err := conn.Create(path, []byte(c.cfg.Member), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		_, err := conn.Create(path, []byte(c.cfg.Member), zk.FlagEphemeral, c.cfg.ACL)
 		switch {
 		case err == nil && conn.SessionID() != sid:
 			return outcome{err: errSessionMoved(sid, "claim "+p.String()), unsure: true}
@@ -379,7 +384,7 @@ func (c *Claims) acquire(conn session.Conn, p partitions.Partition, sid int64) o
 			c.cfg.Logger.Debug("zkalloc: claimed", "partition", p.String())
 			return outcome{state: stateHeld}
 		case errors.Is(err, zk.ErrNoNode):
-			if err := zkpath.Ensure(conn, c.cfg.Paths.Owners()); err != nil {
+			if err := zkpath.Ensure(conn, c.cfg.Paths.Owners(), c.cfg.ACL...); err != nil {
 				return outcome{err: fmt.Errorf("create %s: %w", c.cfg.Paths.Owners(), err)}
 			}
 			continue

@@ -85,7 +85,7 @@ func (c *Claims) acquireAll(conn session.Conn, ps []partitions.Partition, sid in
 // those created. A group's first claims find no parent node: it creates
 // that and tries those batches again.
 func (c *Claims) createAll(conn session.Conn, ps []partitions.Partition, idx []int, sid int64, results []outcome, status []batchOutcome) {
-	data, acl := []byte(c.cfg.Member), zk.WorldACL(zk.PermAll)
+	data, acl := []byte(c.cfg.Member), c.cfg.ACL
 	paths := make([]string, len(idx))
 	for k, i := range idx {
 		paths[k] = c.path(ps[i])
@@ -125,7 +125,7 @@ func (c *Claims) createAll(conn session.Conn, ps []partitions.Partition, idx []i
 			again = append(again, b)
 		}
 	}
-	if len(again) > 0 && zkpath.Ensure(conn, c.cfg.Paths.Owners()) == nil {
+	if len(again) > 0 && zkpath.Ensure(conn, c.cfg.Paths.Owners(), c.cfg.ACL...) == nil {
 		inflight.DoAtMost(len(again), claimBatchesInFlight, func(k int) { create(again[k]) })
 	}
 }

@@ -46,6 +46,8 @@ type Config struct {
 	// another (see [ErrStrategyMismatch]).
 	Info    Info
 	Session *actor.Latest[session.State]
+	// ACL is given to the nodes the actor creates; default world-all.
+	ACL []zk.ACL
 	// Resync is the period of the safety re-list; default 30s.
 	Resync time.Duration
 	Logger *slog.Logger
@@ -77,6 +79,9 @@ type Membership struct {
 func New(cfg Config) *Membership {
 	if cfg.Resync == 0 {
 		cfg.Resync = 30 * time.Second
+	}
+	if len(cfg.ACL) == 0 {
+		cfg.ACL = zk.WorldACL(zk.PermAll)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -220,7 +225,7 @@ func (m *Membership) list(conn session.Conn) error {
 		if errors.Is(err, zk.ErrNoNode) {
 			m.needRegister = true // the group was deleted under us
 		}
-		return fmt.Errorf("list members: %w", err)
+		return fmt.Errorf("list members %s: %w", m.cfg.Paths.Members(), err)
 	}
 	m.needList = false
 	m.watch = watch
@@ -246,14 +251,14 @@ func (m *Membership) register(conn session.Conn) error {
 			return fmt.Errorf("register %s: node keeps changing", p)
 		}
 		sid := conn.SessionID()
-		_, err := conn.Create(p, m.data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		_, err := conn.Create(p, m.data, zk.FlagEphemeral, m.cfg.ACL)
 		switch {
 		case err == nil:
 			m.registeredIn = sid
 			m.cfg.Logger.Info("zkalloc: member registered", "session", fmt.Sprintf("%#x", sid))
 			return nil
 		case errors.Is(err, zk.ErrNoNode):
-			if err := zkpath.Ensure(conn, m.cfg.Paths.Members()); err != nil {
+			if err := zkpath.Ensure(conn, m.cfg.Paths.Members(), m.cfg.ACL...); err != nil {
 				return fmt.Errorf("create %s: %w", m.cfg.Paths.Members(), err)
 			}
 		case errors.Is(err, zk.ErrNodeExists):

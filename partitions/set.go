@@ -50,6 +50,8 @@ type Config struct {
 	// first view is published.
 	Seed    map[string][]int32
 	Session *actor.Latest[session.State]
+	// ACL is given to the nodes the actor creates; default world-all.
+	ACL []zk.ACL
 	// Resync is the period of a safety re-read of the whole set; default
 	// 5 minutes. The set is also re-read after every reconnection.
 	Resync time.Duration
@@ -93,6 +95,9 @@ func New(cfg Config) (*Set, error) {
 	}
 	if cfg.Resync == 0 {
 		cfg.Resync = 5 * time.Minute
+	}
+	if len(cfg.ACL) == 0 {
+		cfg.ACL = zk.WorldACL(zk.PermAll)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -262,7 +267,7 @@ func (s *Set) work() error {
 			if err := s.checkTopicList(s.seed); err != nil {
 				return fmt.Errorf("%w: merge seed: %w", errFatal, err)
 			}
-			if err := write(conn, s.cfg.Paths, false, s.seed); err != nil {
+			if err := write(conn, s.cfg.Paths, s.cfg.ACL, false, s.seed); err != nil {
 				if !retryable(err) {
 					return fmt.Errorf("%w: merge seed: %w", errFatal, err)
 				}
@@ -292,7 +297,7 @@ func (s *Set) work() error {
 		if err != nil && retryable(err) {
 			return err
 		}
-		c.reply <- err
+		c.reply <- ioloop.Permanent(err)
 		s.pending = s.pending[1:]
 	}
 	if s.needList {
@@ -312,7 +317,7 @@ func (s *Set) apply(conn session.Conn, c change) error {
 			return err
 		}
 	}
-	return write(conn, s.cfg.Paths, c.remove, c.topics)
+	return write(conn, s.cfg.Paths, s.cfg.ACL, c.remove, c.topics)
 }
 
 // checkTopicList refuses to add ids, a normalized change, if the set's
@@ -336,13 +341,13 @@ func (s *Set) checkTopicList(ids map[string][]int32) error {
 func (s *Set) readAll(conn session.Conn) error {
 	names, stat, w, err := conn.ChildrenW(s.cfg.Paths.Partitions())
 	if errors.Is(err, zk.ErrNoNode) {
-		if err := zkpath.Ensure(conn, s.cfg.Paths.Partitions()); err != nil {
+		if err := zkpath.Ensure(conn, s.cfg.Paths.Partitions(), s.cfg.ACL...); err != nil {
 			return err
 		}
 		names, stat, w, err = conn.ChildrenW(s.cfg.Paths.Partitions())
 	}
 	if err != nil {
-		return fmt.Errorf("list topics: %w", err)
+		return fmt.Errorf("list topics %s: %w", s.cfg.Paths.Partitions(), err)
 	}
 	s.watches.Reset()
 	s.watches.Add("", w)

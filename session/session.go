@@ -37,8 +37,11 @@ type Config struct {
 	// WrapConn, if set, wraps the client handed to subscribers, for
 	// instrumentation such as counting requests.
 	WrapConn func(Conn) Conn
-	Logger   *slog.Logger
-	Clock    actor.Clock
+	// Auth is given to the server on every connection before any request
+	// of the subscribers' (see authenticate).
+	Auth   []Auth
+	Logger *slog.Logger
+	Clock  actor.Clock
 }
 
 // Session is the actor that owns the ZooKeeper client. Create it with
@@ -59,6 +62,9 @@ type Session struct {
 	closing  bool                  // shutdown has begun: refuse new connections
 	state    State                 // owned by Run
 	lease    lease                 // owned by Run
+	// authPending, if not nil, answers a credentials request left behind
+	// by a Run that was cancelled meanwhile; owned by Run.
+	authPending chan error
 }
 
 // New returns a session actor; it starts nothing.
@@ -133,10 +139,19 @@ func (s *Session) Run(ctx context.Context) error {
 		if !waitDone(syncsDone, stopTimeout) {
 			s.cfg.Logger.Error("zkalloc: a ZooKeeper sync did not return; leaving it behind")
 		}
+		if s.authPending != nil && !waitAnswer(s.authPending, stopTimeout) {
+			s.cfg.Logger.Error("zkalloc: a ZooKeeper credentials request did not return; leaving it behind")
+		}
 		s.state.Status, s.state.Since = Closed, s.cfg.Clock.Now()
 		s.publish(s.state)
 	}()
 
+	if err := s.authenticate(ctx, client); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
 	var conn Conn = gate
 	if s.cfg.WrapConn != nil {
 		conn = s.cfg.WrapConn(conn)
@@ -331,6 +346,19 @@ func (s *Session) shutdown(client *zk.Conn, gate *gatedConn, events <-chan zk.Ev
 	s.connsMu.Unlock()
 	if !waitClosed(events, stopTimeout) {
 		s.cfg.Logger.Error("zkalloc: ZooKeeper client did not stop; leaving it behind")
+	}
+}
+
+// waitAnswer waits for one answer on c for at most d, and reports whether
+// it came.
+func waitAnswer(c <-chan error, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c:
+		return true
+	case <-t.C:
+		return false
 	}
 }
 
