@@ -2,6 +2,7 @@ package claims_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"sync/atomic"
@@ -21,8 +22,10 @@ import (
 
 // refusingConn, while refuse reports true for a path, refuses every write
 // to it (a create, a delete, a multi-operation with either) with
-// zk.ErrNoAuth, as a server does when an ACL forbids it: a failure that no
-// retry cures.
+// errRefused: a failure that no retry cures. (Not errRefused, which
+// stops the actor: see ioloop.IsPermanent.)
+var errRefused = errors.New("refused by the test")
+
 type refusingConn struct {
 	session.Conn
 	refuse func(path string) bool
@@ -30,14 +33,14 @@ type refusingConn struct {
 
 func (c refusingConn) Create(p string, data []byte, flags int32, acl []zk.ACL) (string, error) {
 	if c.refuse(p) {
-		return "", zk.ErrNoAuth
+		return "", errRefused
 	}
 	return c.Conn.Create(p, data, flags, acl)
 }
 
 func (c refusingConn) Delete(p string, version int32) error {
 	if c.refuse(p) {
-		return zk.ErrNoAuth
+		return errRefused
 	}
 	return c.Conn.Delete(p, version)
 }
@@ -52,7 +55,7 @@ func (c refusingConn) Multi(ops ...any) ([]zk.MultiResponse, error) {
 			path = r.Path
 		}
 		if c.refuse(path) {
-			return nil, zk.ErrNoAuth
+			return nil, errRefused
 		}
 	}
 	return c.Conn.Multi(ops...)

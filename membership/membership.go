@@ -73,6 +73,8 @@ type Membership struct {
 	ownWatch     <-chan zk.Event // on our own node: deleted, or changed, by someone else
 	last         View
 	published    bool
+	verdicts     verdicts // which children of members/ are members
+	refused      string   // the last list refused by the bounds, as logged
 }
 
 // New returns a membership actor; it starts nothing.
@@ -227,20 +229,35 @@ func (m *Membership) list(conn session.Conn) error {
 		}
 		return fmt.Errorf("list members %s: %w", m.cfg.Paths.Members(), err)
 	}
-	m.needList = false
 	m.watch = watch
+	if err := checkBounds(names, 0); err != nil {
+		// Refused until the list changes: its watch is armed. Reading it
+		// again sooner would only load the server.
+		m.needList = false
+		if msg := err.Error(); msg != m.refused {
+			m.refused = msg
+			m.cfg.Logger.Error("zkalloc: refusing the member list; keeping the last one until it changes", "path", m.cfg.Paths.Members(), "err", msg)
+		}
+		return nil
+	}
+	m.refused = ""
 	slices.Sort(names)
 	if _, found := slices.BinarySearch(names, m.cfg.Member); !found {
 		m.cfg.Logger.Warn("zkalloc: own member node is missing; registering again")
 		m.needRegister = true
 	}
-	m.publish(View{Members: names, Zxid: stat.Pzxid, SessionID: conn.SessionID(), Reconnects: m.loop.State().Reconnects})
+	members, err := m.members(conn, names, stat.Pzxid)
+	if err != nil {
+		return err
+	}
+	m.needList = false
+	m.publish(View{Members: members, Zxid: stat.Pzxid, SessionID: conn.SessionID(), Reconnects: m.loop.State().Reconnects})
 	return nil
 }
 
 // isFatal says which errors end Run instead of being retried.
 func isFatal(err error) bool {
-	return errors.Is(err, ErrDuplicateMember) || errors.Is(err, ErrStrategyMismatch)
+	return errors.Is(err, ErrDuplicateMember) || errors.Is(err, ErrStrategyMismatch) || errors.Is(err, ErrGroupFull)
 }
 
 // register creates the member's ephemeral node in the current session.

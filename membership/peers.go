@@ -32,7 +32,12 @@ func (m *Membership) checkPeers(conn session.Conn) error {
 		return nil // the first member of the group
 	}
 	if err != nil {
-		return fmt.Errorf("list members: %w", err)
+		return fmt.Errorf("list members %s: %w", m.cfg.Paths.Members(), err)
+	}
+	if !slices.Contains(names, m.cfg.Member) {
+		if err := checkBounds(names, len(m.cfg.Member)); err != nil {
+			return fmt.Errorf("%w: %s cannot join: %w", ErrGroupFull, m.cfg.Paths.Members(), err)
+		}
 	}
 	slices.Sort(names)
 	names = slices.DeleteFunc(names, func(n string) bool { return n == m.cfg.Member })
