@@ -135,3 +135,33 @@ func TestMembershipBoundsTheList(t *testing.T) {
 		t.Errorf("view zxid %d not after the first %d", v.Zxid, before.Zxid)
 	}
 }
+
+// TestMembershipJoinsPastUnreadableData: a live member node whose data is
+// not a member's (written by another program, here 2,000 bytes that are
+// not JSON) is no reason to refuse to join: the newcomer logs it once,
+// cut short, and joins; the node counts as a member, being a live
+// session's.
+func TestMembershipJoinsPastUnreadableData(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers := []string{srv.Addr()}
+	obs := actortest.Observe(t, servers, wait).Conn
+	if err := zkpath.Ensure(obs, paths.Members()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := obs.Create(paths.Member("odd"), []byte(strings.Repeat("?", 2000)), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	logs := actortest.NewLogs()
+	m := startMemberWrapped(t, servers, "m", membership.Info{Strategy: "balanced"}, 4*time.Second, nil, func(c *membership.Config) {
+		c.Logger = slog.New(logs)
+	})
+	m.waitView(listing("m", "odd"))
+	r := logs.Next(t, wait)
+	if !strings.Contains(r.Msg, "not a member's") || r.Attrs["path"] != paths.Member("odd") || !strings.Contains(r.Attrs["data"], "(2000 bytes)") {
+		t.Errorf("log %q %v; want the node's path and its data cut short", r.Msg, r.Attrs)
+	}
+	if n := logs.Count(); n != 1 {
+		t.Errorf("%d logs; want 1", n)
+	}
+}

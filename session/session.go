@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -54,14 +55,15 @@ type Session struct {
 	subs   []*actor.Latest[State]
 	events eventQueue
 
-	contact  contact
-	link     *link
-	failures failures
-	connsMu  sync.Mutex
-	conns    map[net.Conn]struct{} // open connections, closed at shutdown so the client stops at once
-	closing  bool                  // shutdown has begun: refuse new connections
-	state    State                 // owned by Run
-	lease    lease                 // owned by Run
+	contact   contact
+	link      *link
+	failures  failures
+	connsMu   sync.Mutex
+	conns     map[net.Conn]struct{} // open connections, closed at shutdown so the client stops at once
+	closing   bool                  // shutdown has begun: refuse new connections
+	state     State                 // owned by Run
+	lease     lease                 // owned by Run
+	bigLogged atomic.Int64          // see contactConn.tooBig
 	// authPending, if not nil, answers a credentials request left behind
 	// by a Run that was cancelled meanwhile; owned by Run.
 	authPending chan error
@@ -297,6 +299,7 @@ func (s *Session) dial(network, address string, timeout time.Duration) (net.Conn
 		logger:    s.cfg.Logger,
 		server:    address,
 		failures:  &s.failures,
+		bigLogged: &s.bigLogged,
 	}, nil
 }
 
