@@ -12,10 +12,12 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/session"
 )
 
 // full is the data of a topic with every ID it may hold.
@@ -143,5 +145,37 @@ func TestSetReadsWithinMaxTopicsBytes(t *testing.T) {
 	}
 	if first := v.Corrupt[0]; !strings.HasPrefix(first.Topic, fmt.Sprintf("%04d", fit)) || !strings.Contains(first.Err.Error(), "MaxTopicsBytes") {
 		t.Errorf("first corrupt topic %.8s...: %v; want topic %d, an error naming MaxTopicsBytes", first.Topic, first.Err, fit)
+	}
+}
+
+// TestSetSeedPastMaxPartitions: a seed that would take the set past
+// MaxPartitions stops the set with an error naming the limit.
+func TestSetSeedPastMaxPartitions(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	paths := zkpath.Group{Root: "/zkalloc", Group: t.Name()}
+	obs := actortest.Observe(t, []string{srv.Addr()}, 10*time.Second).Conn
+	if err := zkpath.Ensure(obs, paths.Partitions()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := obs.Create(paths.Topic("a"), full, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	run, _ := actortest.StartWithSession(t, session.Config{Servers: []string{srv.Addr()}, Timeout: 4 * time.Second}, "partitions",
+		func(sub *actor.Latest[session.State]) actor.Actor {
+			set, err := partitions.New(partitions.Config{Paths: paths, Seed: map[string][]int32{"b": {0}}, Session: sub})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return set
+		})
+	run.MayFail()
+	select {
+	case <-run.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the set runs with a seed past the limit")
+	}
+	if err := run.Err(); err == nil || !strings.Contains(err.Error(), "MaxPartitions") {
+		t.Errorf("Run = %v; want an error naming MaxPartitions", err)
 	}
 }

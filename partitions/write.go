@@ -137,7 +137,7 @@ func (w *topicWrite) batch(topics []string, check bool) (int, bool, error) {
 		case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrNoNode):
 			// Another member wrote first: read again.
 		default:
-			return 0, false, err
+			return 0, false, fmt.Errorf("write topics %s to %s under %s: %w", topics[0], topics[n-1], w.paths.Partitions(), err)
 		}
 	}
 	return 0, false, ErrContended
