@@ -21,8 +21,8 @@ import (
 // it changes; and a member does not join a group whose list is past them
 // (ErrGroupFull).
 const (
-	// MaxMembers is the most children of members/ read: twice the
-	// thousand members the scale test runs, with room to spare.
+	// MaxMembers is the most children of members/ read: ten times the
+	// thousand members the scale test runs.
 	MaxMembers = 10_000
 	// MaxMembersBytes bounds the children's names, each counted with the
 	// 4 bytes of its length as ZooKeeper sends it: under the client's
