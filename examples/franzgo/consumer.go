@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -86,13 +87,13 @@ type position struct {
 	committed int64 // next as last committed; -1 for none
 }
 
-// token is the fencing token of p, an owned partition of u: a number that
-// grows each time p changes hands, so that the sink can refuse the writes
-// of an owner that has lost it.
-func token(u zkalloc.Update, p zkalloc.Partition) int64 {
+// token returns the fencing token of p in u, and false if u does not
+// assign p: a number that grows each time p changes hands, so that the sink
+// can refuse the writes of an owner that has lost it.
+func token(u zkalloc.Update, p zkalloc.Partition) (int64, bool) {
 	// The Generation of the Update that adds p is at least the zxid of the
 	// view change that moved p here, and any earlier owner's was lower.
-	return u.Generation
+	return u.Generation, slices.Contains(u.Assigned, p)
 }
 
 // Run consumes the partitions that updates gives until updates is closed
@@ -172,6 +173,12 @@ func (c *Consumer) apply(ctx context.Context, u zkalloc.Update) error {
 		return ctx.Err() // dead: no Ack
 	}
 	u.Ack()
+	for p, pos := range c.owned {
+		// A token grows while p stays here if its claim was taken anew.
+		if t, ok := token(u, p); ok && t > pos.token {
+			pos.token = t
+		}
+	}
 	if len(u.Added) == 0 {
 		return nil
 	}
@@ -187,7 +194,11 @@ func (c *Consumer) apply(ctx context.Context, u zkalloc.Update) error {
 	}
 	start := make(map[string]map[int32]kgo.Offset)
 	for _, p := range u.Added {
-		pos := &position{token: token(u, p), committed: -1}
+		t, ok := token(u, p)
+		if !ok {
+			return fmt.Errorf("franzgo: no token for %v, which Update %d adds", p, u.Generation)
+		}
+		pos := &position{token: t, committed: -1}
 		at := kgo.NewOffset().AtStart()
 		if o, ok := committed.Lookup(p.Topic, p.ID); ok && o.At >= 0 {
 			pos.next, pos.committed = o.At, o.At

@@ -148,8 +148,8 @@ type harness struct {
 	brokers []string
 	sink    *franzgo.MemSink
 	start   time.Time
-	members []*member // live ones
-	lastAcc int
+	members []*member         // live ones
+	last    franzgo.SinkStats // at the last step
 }
 
 type member struct {
@@ -159,7 +159,8 @@ type member struct {
 	proxy  *cutter
 	sink   *gate
 	cancel context.CancelFunc
-	ran    chan error // Run's result
+	ran    chan error    // Run's result
+	buried chan struct{} // closed when Updates may be drained
 }
 
 func (h *harness) logf(format string, args ...any) {
@@ -211,14 +212,16 @@ func (h *harness) join(name string) {
 		proxy:  proxy,
 		sink:   &gate{Sink: h.sink},
 		ran:    make(chan error, 1),
+		buried: make(chan struct{}),
 	}
 	var runCtx context.Context
 	runCtx, m.cancel = context.WithCancel(context.Background())
 	c := &franzgo.Consumer{Client: m.client, Group: kafkaGroup, Sink: m.sink, CommitInterval: 500 * time.Millisecond, Logger: logger}
 	go func() {
 		m.ran <- c.Run(runCtx, alloc.Updates())
-		// A consumer that has stopped (crashed) acks nothing any more; this
-		// drain only spares zkalloc's Close its ReleaseTimeout.
+		// A dead consumer acks nothing. Once the member is cut off from
+		// ZooKeeper, this drain spares zkalloc's Close its ReleaseTimeout.
+		<-m.buried
 		for u := range alloc.Updates() {
 			u.Ack()
 		}
@@ -251,6 +254,7 @@ func (h *harness) close(name string) {
 func (m *member) closeGracefully(t *testing.T) {
 	t.Helper()
 	closed := make(chan error, 1)
+	close(m.buried) // Run reads Updates to the end
 	go func() { closed <- m.alloc.Close() }()
 	if err := <-m.ran; err != nil {
 		t.Errorf("%s: Run: %v", m.name, err)
@@ -269,9 +273,9 @@ func (m *member) closeGracefully(t *testing.T) {
 func (h *harness) crash(name string) {
 	h.t.Helper()
 	m := h.take(name)
-	m.proxy.Cut()
 	m.cancel()
 	<-m.ran
+	m.proxy.Cut()
 	m.bury()
 	h.logf("%s crashed", name)
 }
@@ -279,6 +283,7 @@ func (h *harness) crash(name string) {
 // bury frees what a dead member's process held in this test's process:
 // nothing of it reaches ZooKeeper or the sink any more.
 func (m *member) bury() {
+	close(m.buried)
 	m.client.Close()
 	m.alloc.Close()
 }
@@ -345,7 +350,7 @@ func (h *harness) converged() {
 }
 
 // progress waits until the sink accepts more records, so that each step
-// runs under load.
+// runs under load, and logs the sink's counts since the last step.
 func (h *harness) progress() {
 	h.t.Helper()
 	want := h.sink.Stats().Accepted + 500
@@ -353,6 +358,10 @@ func (h *harness) progress() {
 		got := h.sink.Stats().Accepted
 		return got >= want, fmt.Sprintf("%d accepted", got)
 	})
+	st := h.sink.Stats()
+	h.logf("since the last step: %d accepted, %d redelivered and dropped, %d fenced",
+		st.Accepted-h.last.Accepted, st.Redelivered-h.last.Redelivered, st.Fenced-h.last.Fenced)
+	h.last = st
 }
 
 func (h *harness) waitFor(what string, timeout time.Duration, cond func() (bool, string)) {
