@@ -154,18 +154,31 @@ func (c *Consumer) Run(ctx context.Context, updates <-chan zkalloc.Update) error
 	}
 }
 
-// apply stops the revoked partitions, commits them, acks, and starts the
-// added ones.
+// apply stops the partitions u no longer assigns, commits them, acks, and
+// starts the ones it assigns that are not running. That is u.Revoked and
+// u.Added, and also restarts a partition dropped after ErrFenced that u
+// still assigns, under its new token.
 func (c *Consumer) apply(ctx context.Context, u zkalloc.Update) error {
-	if len(u.Revoked) > 0 {
+	var stop, start []zkalloc.Partition
+	for p := range c.owned {
+		if !slices.Contains(u.Assigned, p) {
+			stop = append(stop, p)
+		}
+	}
+	for _, p := range u.Assigned {
+		if c.owned[p] == nil {
+			start = append(start, p)
+		}
+	}
+	if len(stop) > 0 {
 		// Records are written in poll, on this goroutine: none is in flight.
-		c.Client.RemoveConsumePartitions(byTopic(u.Revoked))
-		if err := c.commit(ctx, u.Revoked); err != nil && ctx.Err() == nil {
+		c.Client.RemoveConsumePartitions(byTopic(stop))
+		if err := c.commit(ctx, stop); err != nil && ctx.Err() == nil {
 			// Acking anyway: the next owner re-reads from the older commit,
 			// and the sink drops what it holds already.
 			c.Logger.Warn("franzgo: commit revoked partitions", "err", err)
 		}
-		for _, p := range u.Revoked {
+		for _, p := range stop {
 			delete(c.owned, p)
 		}
 	}
@@ -179,7 +192,7 @@ func (c *Consumer) apply(ctx context.Context, u zkalloc.Update) error {
 			pos.token = t
 		}
 	}
-	if len(u.Added) == 0 {
+	if len(start) == 0 {
 		return nil
 	}
 	committed, err := c.adm.FetchOffsets(ctx, c.Group)
@@ -192,11 +205,11 @@ func (c *Consumer) apply(ctx context.Context, u zkalloc.Update) error {
 	if err != nil {
 		return fmt.Errorf("franzgo: fetch committed offsets of %s: %w", c.Group, err)
 	}
-	start := make(map[string]map[int32]kgo.Offset)
-	for _, p := range u.Added {
+	offsets := make(map[string]map[int32]kgo.Offset)
+	for _, p := range start {
 		t, ok := token(u, p)
 		if !ok {
-			return fmt.Errorf("franzgo: no token for %v, which Update %d adds", p, u.Generation)
+			return fmt.Errorf("franzgo: no token for %v in Update %d", p, u.Generation)
 		}
 		pos := &position{token: t, committed: -1}
 		at := kgo.NewOffset().AtStart()
@@ -205,12 +218,12 @@ func (c *Consumer) apply(ctx context.Context, u zkalloc.Update) error {
 			at = kgo.NewOffset().At(o.At)
 		}
 		c.owned[p] = pos
-		if start[p.Topic] == nil {
-			start[p.Topic] = make(map[int32]kgo.Offset)
+		if offsets[p.Topic] == nil {
+			offsets[p.Topic] = make(map[int32]kgo.Offset)
 		}
-		start[p.Topic][p.ID] = at
+		offsets[p.Topic][p.ID] = at
 	}
-	c.Client.AddConsumePartitions(start)
+	c.Client.AddConsumePartitions(offsets)
 	return nil
 }
 
@@ -238,6 +251,7 @@ func (c *Consumer) poll(ctx context.Context) error {
 		switch {
 		case errors.Is(err, ErrFenced):
 			// Another member owns p now; our Update saying so is on its way.
+			// If one still assigns p, apply restarts it under the new token.
 			c.Logger.Warn("franzgo: fenced", "partition", p, "token", pos.token)
 			c.Client.RemoveConsumePartitions(byTopic([]zkalloc.Partition{p}))
 			delete(c.owned, p)
