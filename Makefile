@@ -38,4 +38,4 @@ bench: zookeeper
 
 ## demo: a local ZooKeeper and a few members in one process.
 demo: zookeeper
-	$(GO) run ./cmd/zkalloc-demo
+	$(GO) run ./cmd/zkalloc demo
