@@ -191,9 +191,22 @@ func (a *Allocator) run(ctx context.Context) {
 		defer close(a.sessExited)
 		a.sessErr = a.sess.Run(sessCtx)
 	}()
+	var metricsDone chan struct{}
+	stopMetrics := make(chan struct{})
+	if a.cfg.Metrics != nil {
+		metricsDone = make(chan struct{})
+		go func() {
+			defer close(metricsDone)
+			a.reportMetrics(stopMetrics)
+		}()
+	}
 	err := a.group.Run(ctx)
 	stopSession()
 	<-a.sessExited
+	close(stopMetrics)
+	if metricsDone != nil {
+		<-metricsDone
+	}
 	select {
 	case <-a.reb.Ready():
 		if err != nil {

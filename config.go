@@ -94,6 +94,14 @@ type Config struct {
 	DisconnectGrace time.Duration
 	// Logger receives the allocator's logs; default slog.Default().
 	Logger *slog.Logger
+	// Metrics, if set, is called with counts of what happened (hand-offs,
+	// strategy runs, reconnections; see [Event]), for a metrics system
+	// such as Prometheus (the adapter github.com/zkalloc/zkalloc/metrics/prometheus).
+	// It is called from one goroutine of its own, never from the
+	// allocator's loops: a slow Metrics delays nothing but its own calls,
+	// whose Events then come coalesced. The last call is made before Close
+	// returns. [Allocator.Stats] gives the gauges.
+	Metrics func(Event)
 
 	// chroot is the chroot path the Servers carry, "" if none; set by
 	// withDefaults, which also strips it from Servers.

@@ -95,6 +95,8 @@ type Core struct {
 	closeLate bool      // the drain ran out of time
 
 	ready Ready // what to do, gathered since the last Ready
+
+	counts Counters // decisions counted, for Stats; see stats.go
 }
 
 // StrategyStall is how long a strategy may run before the core logs that
@@ -261,6 +263,7 @@ func (c *Core) Computed(job Job, mine []Partition, err error) {
 		return // a newer job or a new connection has overtaken it
 	}
 	if err != nil {
+		c.counts.StrategyErrors++
 		c.log(slog.LevelError, "zkalloc: strategy failed; keeping the previous assignment", "strategy", c.cfg.Strategy, "err", err)
 		if c.primed {
 			c.publish(c.snap.Assigned, c.snap.Pending, c.snap.Generation, c.snap.Members,
@@ -467,6 +470,7 @@ func (c *Core) reconcile(reason string) {
 		if held != nil {
 			c.judged, c.judgedIn = want, c.st.SessionID
 		}
+		c.counts.ReleaseTimeouts += uint64(len(timedOut))
 		for _, p := range timedOut {
 			c.log(slog.LevelWarn, "zkalloc: consumer did not ack a revocation within ReleaseTimeout; releasing the partition anyway", "partition", p.String(), "timeout", c.cfg.ReleaseTimeout)
 		}
