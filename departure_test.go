@@ -213,6 +213,52 @@ func TestDepartureDelayRestartMovesNothing(t *testing.T) {
 	t.Logf("b's partitions taken over %v after it left (delay %v)", took, delay)
 }
 
+func TestDepartureDelaySessionExpiryMovesNothing(t *testing.T) {
+	t.Parallel()
+	srv := server(t)
+	c := newCluster(t, []string{srv.Addr()})
+	all := seatParts(30)
+	cfg := func(name string) zkalloc.Config {
+		cfg := c.config(name, map[string][]int32{"t": ids(30)})
+		cfg.DepartureDelay = 5 * time.Second
+		return cfg
+	}
+	a, b, m := startSeatMember(t, cfg("a")), startSeatMember(t, cfg("b")), startSeatMember(t, cfg("c"))
+	ms := []*seatMember{a, b, m}
+	waitFor(t, testTimeout, func() string { return settledOn(ms, []string{"a", "b", "c"}, all) })
+	before := map[string][]zkalloc.Partition{"a": a.latest().Assigned, "b": b.latest().Assigned}
+	fromA, fromB, fromC := a.received(), b.received(), m.received()
+
+	// c's session expires: its node goes, and it joins again in a new
+	// session; a and b are never disturbed, and c gets its own back.
+	id, passwd := zkalloc.Credentials(m.alloc)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := zktest.ExpireSession(ctx, srv.Addr(), id, passwd); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, testTimeout, func() string {
+		if id2, _ := zkalloc.Credentials(m.alloc); id2 == id {
+			return "c still in its old session"
+		}
+		return settledOn(ms, []string{"a", "b", "c"}, all)
+	})
+	var cLost bool
+	for _, s := range m.since(fromC) {
+		cLost = cLost || len(s.u.Revoked) > 0
+	}
+	if !cLost {
+		t.Errorf("c never revoked its partitions when its session expired")
+	}
+	for o, k := range map[*seatMember]int{a: fromA, b: fromB} {
+		for _, s := range o.since(k) {
+			if !slices.Equal(s.u.Assigned, before[o.name]) || len(s.u.Added)+len(s.u.Revoked) > 0 {
+				t.Errorf("%s received %+v while c's session expired; want %v unchanged", o.name, s.u, before[o.name])
+			}
+		}
+	}
+}
+
 func TestDepartureDelayRefusesNegative(t *testing.T) {
 	t.Parallel()
 	_, err := zkalloc.New(zkalloc.Config{Servers: []string{"127.0.0.1:1"}, Group: "g", Member: "m", DepartureDelay: -time.Second})
