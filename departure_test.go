@@ -259,6 +259,43 @@ func TestDepartureDelaySessionExpiryMovesNothing(t *testing.T) {
 	}
 }
 
+// Members with different delays disagree while a seat is kept: the one
+// without a delay computes over the live members only. The claims keep
+// that safe, and the group converges once the seat goes.
+func TestDepartureDelayMismatchedIsSafe(t *testing.T) {
+	t.Parallel()
+	const delay = 3 * time.Second
+	srv := server(t)
+	c := newCluster(t, []string{srv.Addr()})
+	all := seatParts(30)
+	cfg := func(name string, d time.Duration) zkalloc.Config {
+		cfg := c.config(name, map[string][]int32{"t": ids(30)})
+		cfg.DepartureDelay = d
+		return cfg
+	}
+	a, b, m := startSeatMember(t, cfg("a", delay)), startSeatMember(t, cfg("b", 0)), startSeatMember(t, cfg("c", delay))
+	waitFor(t, testTimeout, func() string { return settledOn([]*seatMember{a, b, m}, []string{"a", "b", "c"}, all) })
+
+	closed := time.Now()
+	m.close(t)
+	waitFor(t, testTimeout+delay, func() string {
+		// Never two owners, at any of the looks.
+		owner := map[zkalloc.Partition]string{}
+		for _, o := range []*seatMember{a, b} {
+			for _, p := range o.alloc.Current().Assigned {
+				if other, ok := owner[p]; ok {
+					t.Fatalf("%s assigned to both %s and %s", p, other, o.name)
+				}
+				owner[p] = o.name
+			}
+		}
+		return settledOn([]*seatMember{a, b}, []string{"a", "b"}, all)
+	})
+	if took := time.Since(closed); took < delay {
+		t.Errorf("converged %v after c left, before a's delay of %v deleted its seat", took, delay)
+	}
+}
+
 func TestDepartureDelayRefusesNegative(t *testing.T) {
 	t.Parallel()
 	_, err := zkalloc.New(zkalloc.Config{Servers: []string{"127.0.0.1:1"}, Group: "g", Member: "m", DepartureDelay: -time.Second})
