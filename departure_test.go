@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/internal/zktest"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // seatMember is an allocator whose consumer keeps every Update it
@@ -315,14 +316,16 @@ func TestDepartureDelayRefusesNegative(t *testing.T) {
 //	go test -run XXX -bench RollingRestart -benchtime 1x .
 func BenchmarkRollingRestart(b *testing.B) {
 	srv := zktest.Standalone(b, zktest.Options{})
-	for _, delay := range []time.Duration{0, 30 * time.Second} {
-		b.Run(fmt.Sprintf("members=10/partitions=200/delay=%v", delay), func(b *testing.B) {
-			benchRollingRestart(b, srv.Addr(), delay)
-		})
+	for _, s := range []rebalance.Strategy{rebalance.Balanced, rebalance.RoundRobin} {
+		for _, delay := range []time.Duration{0, 30 * time.Second} {
+			b.Run(fmt.Sprintf("%s/members=10/partitions=200/delay=%v", s.Name(), delay), func(b *testing.B) {
+				benchRollingRestart(b, srv.Addr(), s, delay)
+			})
+		}
 	}
 }
 
-func benchRollingRestart(b *testing.B, addr string, delay time.Duration) {
+func benchRollingRestart(b *testing.B, addr string, s rebalance.Strategy, delay time.Duration) {
 	const members, partitions = 10, 200
 	all := seatParts(partitions)
 	names := make([]string, members)
@@ -331,7 +334,7 @@ func benchRollingRestart(b *testing.B, addr string, delay time.Duration) {
 	}
 	var moved, added int
 	for n := range b.N {
-		group := fmt.Sprintf("rolling-%v-%d", delay, n)
+		group := fmt.Sprintf("rolling-%s-%v-%d", s.Name(), delay, n)
 		cfg := func(name string) zkalloc.Config {
 			return zkalloc.Config{
 				Servers:        []string{addr},
@@ -340,6 +343,7 @@ func benchRollingRestart(b *testing.B, addr string, delay time.Duration) {
 				Partitions:     map[string][]int32{"t": ids(partitions)},
 				SessionTimeout: sessionTimeout,
 				DepartureDelay: delay,
+				Strategy:       s,
 				Logger:         testLogger(),
 			}
 		}
