@@ -77,9 +77,9 @@ type Core struct {
 	haveTarget  bool
 	targetGen   int64
 	targetOf    []string    // the members it was computed for
-	targetLive  []string    // the live ones among them (the others hold seats)
-	seats       seats       // departure timers (DepartureDelay)
 	targetParts []Partition // and the partitions
+	targetLive  []string    // the live ones among targetOf (the others hold seats)
+	seats       seats       // departure timers (DepartureDelay)
 	held        claims.Held
 	suspendedAt time.Time // when the connection was lost; zero while up
 	graceAt     time.Time // when the grace ends; zero if not running
