@@ -85,6 +85,7 @@ func New(cfg Config) (*Allocator, error) {
 		Paths:   paths,
 		Member:  cfg.Member,
 		Info:    membership.ThisProcess(cfg.Strategy.Name()),
+		Seats:   cfg.DepartureDelay > 0,
 		Session: sess.Subscribe(),
 		Logger:  log,
 	})
@@ -107,7 +108,9 @@ func New(cfg Config) (*Allocator, error) {
 			Settle:         cfg.Settle,
 			ReleaseTimeout: cfg.ReleaseTimeout,
 			Grace:          cfg.DisconnectGrace,
+			DepartureDelay: cfg.DepartureDelay,
 		},
+		Expire:   members.Expire,
 		Strategy: cfg.Strategy,
 		Session:  sess.Subscribe(),
 		Members:  members.Views(),

@@ -26,6 +26,9 @@ type ActorConfig struct {
 	// Desired goes to the claims actor; Held comes from it.
 	Desired *actor.Latest[claims.Desired]
 	Held    *actor.Latest[claims.Held]
+	// Expire, with DepartureDelay, deletes the seats whose delay ran out
+	// (membership's Expire); it must not block.
+	Expire func([]membership.Seat)
 
 	Logger *slog.Logger
 	Clock  actor.Clock
@@ -244,6 +247,9 @@ func (a *Actor) apply(r Ready) {
 	}
 	if r.Desired != nil {
 		a.cfg.Desired.Set(*r.Desired)
+	}
+	if r.Expire != nil && a.cfg.Expire != nil {
+		a.cfg.Expire(r.Expire)
 	}
 	if u := r.Publish; u != nil {
 		u.acks = a.acks

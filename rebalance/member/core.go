@@ -30,6 +30,10 @@ type Config struct {
 	// they are revoked when the session reports Lost, which its lease does
 	// before the server can expire it.
 	Grace time.Duration
+	// DepartureDelay keeps a departed member's seat, its share unclaimed
+	// and everybody else's unchanged, for this long (see seats.go); 0
+	// computes over the live members only.
+	DepartureDelay time.Duration
 }
 
 // Core makes this member's decisions: it collects the session state, the
@@ -74,6 +78,8 @@ type Core struct {
 	targetGen   int64
 	targetOf    []string    // the members it was computed for
 	targetParts []Partition // and the partitions
+	targetLive  []string    // the live ones among targetOf (the others hold seats)
+	seats       seats       // departure timers (DepartureDelay)
 	held        claims.Held
 	suspendedAt time.Time // when the connection was lost; zero while up
 	graceAt     time.Time // when the grace ends; zero if not running
@@ -110,6 +116,7 @@ const StrategyStall = 5 * time.Second
 type Job struct {
 	ID       uint64
 	Members  []string    // sorted; includes this member
+	live     []string    // the live members; Members adds the seats
 	Parts    []Partition // sorted
 	Gen      int64
 	session  int64
@@ -130,6 +137,9 @@ type Ready struct {
 	Wake time.Time
 	// Logs are what happened worth telling, in order.
 	Logs []Log
+	// Expire is the seats whose DepartureDelay has run out, to delete;
+	// nil unless one is new since the last.
+	Expire []membership.Seat
 }
 
 // Log is one record for the shell's logger.
@@ -212,6 +222,7 @@ func (c *Core) Members(v membership.View) {
 		return
 	}
 	c.members, c.haveViews[0] = v, true
+	c.seatsSeen()
 	c.settle.change(c.now)
 	c.step()
 }
@@ -273,6 +284,7 @@ func (c *Core) Computed(job Job, mine []Partition, err error) {
 		return
 	}
 	c.target, c.targetGen, c.targetOf, c.targetParts, c.haveTarget = mine, job.Gen, job.Members, job.Parts, true
+	c.targetLive = job.live
 	c.log(slog.LevelDebug, "zkalloc: target computed", "generation", job.Gen, "target", len(mine))
 	c.reconcile(fmt.Sprintf("%s over %d members and %d partitions", c.cfg.Strategy, len(job.Members), len(job.Parts)))
 	c.step()
@@ -324,6 +336,7 @@ func (c *Core) step() {
 		c.settle.done()
 		c.compute()
 	}
+	c.seatsDue()
 	if c.jobOpen && !c.jobLate && !c.now.Before(c.jobAt.Add(StrategyStall)) {
 		c.jobLate = true
 		c.log(slog.LevelWarn, "zkalloc: strategy has not returned; keeping the previous assignment meanwhile", "strategy", c.cfg.Strategy, "after", c.now.Sub(c.jobAt), "members", len(c.job.Members), "partitions", len(c.job.Parts))
@@ -351,7 +364,7 @@ func (c *Core) wake() time.Time {
 	if c.jobOpen && !c.jobLate {
 		late = c.jobAt.Add(StrategyStall)
 	}
-	for _, t := range []time.Time{c.releaseAt, c.graceAt, late} {
+	for _, t := range []time.Time{c.releaseAt, c.graceAt, late, c.seatWake()} {
 		if !t.IsZero() && (at.IsZero() || t.Before(at)) {
 			at = t
 		}
@@ -379,18 +392,19 @@ func (c *Core) compute() {
 	if c.closing || !c.fresh() {
 		return
 	}
-	members := c.members.Members
-	if _, found := slices.BinarySearch(members, c.cfg.Member); !found {
+	live := c.members.Members
+	if _, found := slices.BinarySearch(live, c.cfg.Member); !found {
 		return // not registered (yet) in this session: nothing is ours
 	}
+	members := c.seated()
 	gen := max(c.members.Zxid, c.parts.Zxid)
 	// One write can change several znodes at one zxid, and a view may hold
 	// some of them before its watches have delivered the rest: equal
 	// generations do not prove equal views, so compare the contents.
-	if c.haveTarget && gen == c.targetGen && slices.Equal(c.targetOf, members) && slices.Equal(c.targetParts, c.parts.Parts) {
+	if c.haveTarget && gen == c.targetGen && slices.Equal(c.targetOf, members) && slices.Equal(c.targetLive, live) && slices.Equal(c.targetParts, c.parts.Parts) {
 		return
 	}
-	c.job = Job{ID: c.job.ID + 1, Members: members, Parts: c.parts.Parts, Gen: gen, session: c.st.SessionID, connects: c.st.Reconnects}
+	c.job = Job{ID: c.job.ID + 1, Members: members, live: live, Parts: c.parts.Parts, Gen: gen, session: c.st.SessionID, connects: c.st.Reconnects}
 	c.jobOut, c.jobOpen, c.jobAt, c.jobLate = true, true, c.now, false
 }
 
@@ -447,7 +461,7 @@ func (c *Core) reconcile(reason string) {
 		// newer view may give some of them to another member already.
 		gen, members := c.snap.Generation, c.snap.Members
 		if up && c.haveTarget && !kept {
-			gen, members = c.targetGen, c.targetOf
+			gen, members = c.targetGen, c.targetLive
 		}
 		if !c.primed || gen != c.snap.Generation || !slices.Equal(members, c.snap.Members) ||
 			!slices.Equal(assigned, c.snap.Assigned) || !slices.Equal(pending, c.snap.Pending) {
