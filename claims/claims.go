@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -30,17 +29,8 @@ type Config struct {
 	Logger  *slog.Logger
 	Clock   actor.Clock
 
-	// Settle and ReleaseTimeout are the member's (see rebalance.Config):
-	// with the session timeout they bound how long a hand-off between
-	// members that agree on the assignment takes. A wanted claim that
-	// another member keeps longer is logged with who holds it (see
-	// reportStuck).
-	Settle         time.Duration
-	ReleaseTimeout time.Duration
-	// StuckAfter, if positive, replaces that bound; for tests.
-	StuckAfter time.Duration
-	// Strategy is the name of this member's strategy, to compare with the
-	// holder's in that log.
+	// Strategy is the name of this member's strategy, to compare with a
+	// stuck claim's holder's in the log (see [Stuck]).
 	Strategy string
 }
 
@@ -66,14 +56,15 @@ type Config struct {
 // watch that has fired by the next attempt is taken before it, so that
 // claims released in a batch are claimed again in one.
 //
-// A wanted claim that another session keeps for longer than a hand-off
-// can take (see stuckAfter) is logged, once for each holding session, with who holds it (see
-// reportStuck): members that agree on the assignment never take that
-// long, so the members of the group disagree.
+// Held names the session holding each wanted claim it waits for; when
+// the member's core finds one held for longer than a hand-off can take,
+// it asks through [Claims.Stuck] for the holder to be looked up and
+// logged (see logStuck).
 type Claims struct {
 	cfg Config
 	in  *actor.Latest[Desired]
 	out *actor.Latest[Held]
+	box *StuckBox
 
 	// Owned by Run.
 	loop     *ioloop.Loop       // the session state and the retries
@@ -84,17 +75,8 @@ type Claims struct {
 	verify   bool                              // held claims must be checked after a reconnection
 	waiting  map[partitions.Partition]bool     // watched, held by another session; kept when unwanted, so wanting it again needs no new watch
 	watches  *zkwatch.Set
-	dirty    bool                            // something to do or to report
-	failing  bool                            // the last attempt failed (some claims may keep failing)
-	holders  map[partitions.Partition]holder // wanted claims found held by another session
-	stuck    actor.Timer                     // fires when the oldest unreported holder is stuckAfter old
-}
-
-// holder is another session's claim on a partition this member wants.
-type holder struct {
-	session  int64     // the claim's ephemeral owner
-	since    time.Time // when this actor first found that session holding it
-	reported bool
+	dirty    bool                           // something to do or to report
+	holders  map[partitions.Partition]int64 // wanted claims found held by another session: its ID
 }
 
 // New returns a claims actor; it starts nothing.
@@ -114,8 +96,8 @@ func New(cfg Config) *Claims {
 		unsure:   make(map[partitions.Partition]struct{}),
 		waiting:  make(map[partitions.Partition]bool),
 		watches:  zkwatch.New(),
-		holders:  make(map[partitions.Partition]holder),
-		stuck:    actor.StoppedTimer(cfg.Clock),
+		box:      NewStuckBox(),
+		holders:  make(map[partitions.Partition]int64),
 		loop:     ioloop.New(ioloop.Config{Session: cfg.Session, Clock: cfg.Clock, Logger: cfg.Logger, What: "claim update"}),
 	}
 }
@@ -128,11 +110,14 @@ func (c *Claims) Desired() *actor.Latest[Desired] { return c.in }
 // member actor takes from it. Safe for concurrent use.
 func (c *Claims) Held() *actor.Latest[Held] { return c.out }
 
+// Stuck is where the actor takes the reports of stuck claims to log
+// from: the member actor puts them. Safe for concurrent use.
+func (c *Claims) Stuck() *StuckBox { return c.box }
+
 // Run keeps the claims until ctx is cancelled, and returns nil then. The
 // claims themselves go with the session when it is closed.
 func (c *Claims) Run(ctx context.Context) error {
 	defer c.watches.Close()
-	defer c.stuck.Stop()
 	defer c.loop.Stop()
 	for {
 		if c.dirty {
@@ -157,8 +142,10 @@ func (c *Claims) Run(ctx context.Context) error {
 			c.drainFired()
 		case <-c.loop.C():
 			c.loop.Fired()
-		case <-c.stuck.C():
-			c.reportStuck()
+		case <-c.box.Changed():
+			for _, s := range c.box.Take() {
+				c.logStuck(s)
+			}
 		}
 	}
 }
@@ -205,7 +192,6 @@ func (c *Claims) onSession(fresh bool) {
 			c.verify = len(c.ours) > 0
 			c.watches.Reset() // watches may not have survived; re-arm on the next attempt
 			clear(c.waiting)
-			c.failing = false // what failed says nothing of this connection
 		}
 		c.dirty = true
 	case session.Lost:
@@ -231,7 +217,7 @@ func (c *Claims) work() error {
 		mine := slices.Collect(maps.Keys(c.ours))
 		results := inParallel(mine, func(p partitions.Partition) outcome { return c.check(conn, p, sid) })
 		if err := c.apply(mine, results); err != nil {
-			return c.failed(err)
+			return err
 		}
 		c.verify = false
 	}
@@ -276,19 +262,10 @@ func (c *Claims) work() error {
 		c.report(sid)
 	}
 	if err := cmp.Or(relErr, acqErr); err != nil {
-		return c.failed(err)
+		return err
 	}
-	c.armStuck()
-	c.dirty, c.failing = false, false
+	c.dirty = false
 	return nil
-}
-
-// failed marks the attempt failed and arms the stuck report on the
-// holders recorded: an attempt that keeps failing must not silence it.
-func (c *Claims) failed(err error) error {
-	c.failing = true
-	c.armStuck()
-	return err
 }
 
 func (c *Claims) path(p partitions.Partition) string { return c.cfg.Paths.Owners() + "/" + p.String() }
@@ -334,9 +311,7 @@ func (c *Claims) apply(ps []partitions.Partition, results []outcome) error {
 			delete(c.ours, p)
 			c.waiting[p] = true
 			c.watches.Add(p.String(), r.watch)
-			if h, ok := c.holders[p]; !ok || h.session != r.holder {
-				c.holders[p] = holder{session: r.holder, since: c.cfg.Clock.Now()}
-			}
+			c.holders[p] = r.holder
 		default:
 			delete(c.ours, p)
 			delete(c.holders, p)
@@ -443,10 +418,15 @@ func (c *Claims) report(sid int64) {
 		list = append(list, p)
 	}
 	partitions.Sort(list)
+	blocked := make([]Blocked, 0, len(c.holders))
+	for p, s := range c.holders {
+		blocked = append(blocked, Blocked{Partition: p, Session: s})
+	}
 	c.out.Set(Held{
 		SessionID:  sid,
 		Reconnects: c.loop.State().Reconnects,
 		Seq:        c.desired.Seq,
 		Held:       list,
+		Blocked:    blocked,
 	})
 }

@@ -26,6 +26,9 @@ type ActorConfig struct {
 	// Desired goes to the claims actor; Held comes from it.
 	Desired *actor.Latest[claims.Desired]
 	Held    *actor.Latest[claims.Held]
+	// Stuck, if not nil, takes the core's reports of stuck claims to the
+	// claims actor, which logs who holds them.
+	Stuck *claims.StuckBox
 
 	Logger *slog.Logger
 	Clock  actor.Clock
@@ -244,6 +247,9 @@ func (a *Actor) apply(r Ready) {
 	}
 	if r.Desired != nil {
 		a.cfg.Desired.Set(*r.Desired)
+	}
+	if a.cfg.Stuck != nil {
+		a.cfg.Stuck.Put(r.Stuck...)
 	}
 	if u := r.Publish; u != nil {
 		u.acks = a.acks

@@ -94,6 +94,9 @@ type Core struct {
 	closeBy   time.Time // when the drain ends, acked or not
 	closeLate bool      // the drain ran out of time
 
+	holders map[Partition]holder // wanted claims another session holds, from the last Held of this session
+	stuckAt time.Time            // when the next holder is due to be reported; zero if none
+
 	ready Ready // what to do, gathered since the last Ready
 
 	counts Counters // decisions counted, for Stats; see stats.go
@@ -130,6 +133,10 @@ type Ready struct {
 	Wake time.Time
 	// Logs are what happened worth telling, in order.
 	Logs []Log
+	// Stuck are wanted claims held by another session for longer than a
+	// hand-off can take, one report for each holding session: the shell
+	// has the claims actor look up and log who holds them.
+	Stuck []claims.Stuck
 }
 
 // Log is one record for the shell's logger.
@@ -183,6 +190,11 @@ func (c *Core) Session(st session.State) {
 		if prev.SessionID != 0 && st.SessionID != prev.SessionID {
 			c.keep = false // a new session: the old one's claims are gone
 		}
+		if st.SessionID != prev.SessionID {
+			c.holders, c.stuckAt = nil, time.Time{} // what the old session waited for
+		} else {
+			c.armStuck() // the granted timeout may have changed
+		}
 		if st.SessionID != prev.SessionID || st.Reconnects != prev.Reconnects {
 			c.haveTarget = false // wait for views read after the reconnection
 			c.firstSeq = 0
@@ -232,6 +244,7 @@ func (c *Core) Parts(v partitions.View) {
 // Held takes the claims actor's report of the claims held.
 func (c *Core) Held(h claims.Held) {
 	c.held = h
+	c.noteHolders(h)
 	c.reconcile("claims changed")
 	c.step()
 }
@@ -336,6 +349,7 @@ func (c *Core) step() {
 		c.graceAt = time.Time{}
 		c.reconcile("connection still lost after the grace period")
 	}
+	c.reportStuck()
 }
 
 // wake returns when the next timer is due; zero if none.
@@ -351,7 +365,7 @@ func (c *Core) wake() time.Time {
 	if c.jobOpen && !c.jobLate {
 		late = c.jobAt.Add(StrategyStall)
 	}
-	for _, t := range []time.Time{c.releaseAt, c.graceAt, late} {
+	for _, t := range []time.Time{c.releaseAt, c.graceAt, late, c.stuckWake()} {
 		if !t.IsZero() && (at.IsZero() || t.Before(at)) {
 			at = t
 		}

@@ -28,6 +28,7 @@ type core struct {
 	desired  *claims.Desired // wanted and not taken by the test, the newest
 	wake     time.Time
 	logs     []Log
+	stuck    []claims.Stuck // reports asked for and not taken by the test
 }
 
 type coreOptions struct {
@@ -51,6 +52,7 @@ func (h *core) drain() {
 	for {
 		r := h.c.Ready()
 		h.logs = append(h.logs, r.Logs...)
+		h.stuck = append(h.stuck, r.Stuck...)
 		h.wake = r.Wake
 		if r.Publish != nil {
 			h.pub = r.Publish
