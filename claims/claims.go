@@ -70,7 +70,7 @@ type Claims struct {
 	loop     *ioloop.Loop       // the session state and the retries
 	sessions map[int64]struct{} // every session this actor has had
 	desired  Desired
-	ours     map[partitions.Partition]struct{} // claims held by session st.SessionID
+	ours     map[partitions.Partition]int64    // claims held by session st.SessionID: their creation zxid, the fencing token
 	unsure   map[partitions.Partition]struct{} // creates whose outcome is unknown, in this session or one before
 	verify   bool                              // held claims must be checked after a reconnection
 	waiting  map[partitions.Partition]bool     // watched, held by another session; kept when unwanted, so wanting it again needs no new watch
@@ -92,7 +92,7 @@ func New(cfg Config) *Claims {
 		in:       actor.NewLatest[Desired](),
 		out:      actor.NewLatest[Held](),
 		sessions: make(map[int64]struct{}),
-		ours:     make(map[partitions.Partition]struct{}),
+		ours:     make(map[partitions.Partition]int64),
 		unsure:   make(map[partitions.Partition]struct{}),
 		waiting:  make(map[partitions.Partition]bool),
 		watches:  zkwatch.New(),
@@ -275,6 +275,7 @@ func (c *Claims) path(p partitions.Partition) string { return c.cfg.Paths.Owners
 // the actor's state from them.
 type outcome struct {
 	state  claimState
+	token  int64           // for held: the claim's creation zxid
 	watch  <-chan zk.Event // for waiting: fires when the holder's node changes
 	holder int64           // for waiting: the session that holds the claim
 	err    error
@@ -305,7 +306,7 @@ func (c *Claims) apply(ps []partitions.Partition, results []outcome) error {
 		delete(c.unsure, p)
 		switch r.state {
 		case stateHeld:
-			c.ours[p] = struct{}{}
+			c.ours[p] = r.token
 			delete(c.holders, p)
 		case stateWaiting:
 			delete(c.ours, p)
@@ -338,7 +339,7 @@ func (c *Claims) check(conn session.Conn, p partitions.Partition, sid int64) out
 		c.cfg.Logger.Warn("zkalloc: claim lost while disconnected", "partition", p.String())
 		return outcome{state: stateNotHeld}
 	}
-	return outcome{state: stateHeld}
+	return outcome{state: stateHeld, token: stat.Czxid}
 }
 
 // acquire tries to create p's claim; if another session holds it, it
@@ -346,13 +347,13 @@ func (c *Claims) check(conn session.Conn, p partitions.Partition, sid int64) out
 func (c *Claims) acquire(conn session.Conn, p partitions.Partition, sid int64) outcome {
 	path := c.path(p)
 	for attempt := 0; attempt < 5; attempt++ {
-		_, err := conn.Create(path, []byte(c.cfg.Member), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		res, err := conn.Multi(createOps([]string{path}, []byte(c.cfg.Member))...)
 		switch {
 		case err == nil && conn.SessionID() != sid:
 			return outcome{err: errSessionMoved(sid, "claim "+p.String()), unsure: true}
 		case err == nil:
 			c.cfg.Logger.Debug("zkalloc: claimed", "partition", p.String())
-			return outcome{state: stateHeld}
+			return outcome{state: stateHeld, token: tokenOf(res)}
 		case errors.Is(err, zk.ErrNoNode):
 			if err := zkpath.Ensure(conn, c.cfg.Paths.Owners()); err != nil {
 				return outcome{err: fmt.Errorf("create %s: %w", c.cfg.Paths.Owners(), err)}
@@ -418,6 +419,10 @@ func (c *Claims) report(sid int64) {
 		list = append(list, p)
 	}
 	partitions.Sort(list)
+	tokens := make([]int64, len(list))
+	for i, p := range list {
+		tokens[i] = c.ours[p]
+	}
 	blocked := make([]Blocked, 0, len(c.holders))
 	for p, s := range c.holders {
 		blocked = append(blocked, Blocked{Partition: p, Session: s})
@@ -427,6 +432,7 @@ func (c *Claims) report(sid int64) {
 		Reconnects: c.loop.State().Reconnects,
 		Seq:        c.desired.Seq,
 		Held:       list,
+		Tokens:     tokens,
 		Blocked:    blocked,
 	})
 }

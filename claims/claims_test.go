@@ -308,11 +308,14 @@ func TestClaimsVerifiedAfterReconnect(t *testing.T) {
 	if st.SessionID != sid {
 		t.Fatalf("the session changed from %#x to %#x after a reset", sid, st.SessionID)
 	}
-	a.waitHeld("in the reconnected session", func(h claims.Held) bool {
+	h := a.waitHeld("in the reconnected session", func(h claims.Held) bool {
 		return h.SessionID == sid && h.Reconnects == st.Reconnects && h.Seq == d.Seq && slices.Equal(h.Held, want)
 	})
 	if again := checkClaim(t, obs.Conn, want[0], sid, "a"); again.Czxid != kept.Czxid {
 		t.Errorf("claim %s was re-created (czxid %d, was %d); want it verified and kept", want[0], again.Czxid, kept.Czxid)
+	}
+	if got := tokenOf(h, want[0]); got != kept.Czxid {
+		t.Errorf("token of the claim kept %d, want still %d", got, kept.Czxid)
 	}
 	checkClaim(t, obs.Conn, want[1], sid, "a") // found missing and claimed again
 }

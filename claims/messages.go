@@ -31,6 +31,9 @@ type Held struct {
 	Reconnects uint64
 	Seq        uint64                 // the Desired.Seq this answers
 	Held       []partitions.Partition // sorted
+	// Tokens[i] is the creation zxid of Held[i]'s claim node: the
+	// partition's fencing token while this session keeps the claim.
+	Tokens []int64
 	// Blocked is every wanted claim found held by another session, with
 	// that session, in no order. It stands while attempts fail: a claim
 	// that cannot be looked at again keeps its last known holder.

@@ -279,7 +279,7 @@ func (c *Core) Computed(job Job, mine []Partition, err error) {
 		c.counts.StrategyErrors++
 		c.log(slog.LevelError, "zkalloc: strategy failed; keeping the previous assignment", "strategy", c.cfg.Strategy, "err", err)
 		if c.primed {
-			c.publish(c.snap.Assigned, c.snap.Pending, c.snap.Generation, c.snap.Members,
+			c.publish(c.snap.Assigned, c.snap.tokens, c.snap.Pending, c.snap.Generation, c.snap.Members,
 				fmt.Sprintf("strategy failed, keeping the previous assignment: %v", err))
 		}
 		c.step()
@@ -300,7 +300,7 @@ func (c *Core) Close(reason string) {
 	}
 	c.closing, c.closeBy = true, c.now.Add(c.cfg.ReleaseTimeout)
 	if c.primed {
-		c.publish(nil, nil, c.snap.Generation, c.snap.Members, reason)
+		c.publish(nil, nil, nil, c.snap.Generation, c.snap.Members, reason)
 	}
 	c.releaseAt, c.graceAt = time.Time{}, time.Time{}
 	c.settle.done()
@@ -444,14 +444,16 @@ func (c *Core) reconcile(reason string) {
 	up := c.st.Status == session.Up
 	held := c.heldNow()
 	var assigned, pending []Partition
+	var tokens []int64
 	kept := false
 	switch {
 	case up && c.haveTarget && held != nil:
 		assigned = intersect(c.target, held)
+		tokens = c.tokensOf(assigned)
 		pending, _ = diff(assigned, c.target)
 		c.keep = true
 	case c.keeping():
-		assigned, pending = c.snap.Assigned, c.snap.Pending // a short blip: keep working
+		assigned, pending, tokens = c.snap.Assigned, c.snap.Pending, c.snap.tokens // a short blip: keep working
 		kept = true
 	default:
 		c.keep = false
@@ -464,8 +466,9 @@ func (c *Core) reconcile(reason string) {
 			gen, members = c.targetGen, c.targetOf
 		}
 		if !c.primed || gen != c.snap.Generation || !slices.Equal(members, c.snap.Members) ||
-			!slices.Equal(assigned, c.snap.Assigned) || !slices.Equal(pending, c.snap.Pending) {
-			c.publish(assigned, pending, gen, members, reason)
+			!slices.Equal(assigned, c.snap.Assigned) || !slices.Equal(pending, c.snap.Pending) ||
+			!slices.Equal(tokens, c.snap.tokens) {
+			c.publish(assigned, tokens, pending, gen, members, reason)
 		}
 	}
 	if !up || !c.haveTarget {
@@ -548,7 +551,7 @@ func wantedSince(prev []Partition, since []uint64, want []Partition, seq uint64)
 
 // publish makes a snapshot assigning assigned, relative to what the
 // consumer last received, with pending still to come.
-func (c *Core) publish(assigned, pending []Partition, gen int64, members []string, reason string) {
+func (c *Core) publish(assigned []Partition, tokens []int64, pending []Partition, gen int64, members []string, reason string) {
 	c.seq++
 	added, revoked := diff(c.ho.cur, assigned) // relative to what the consumer last received
 	u := Update{
@@ -560,6 +563,7 @@ func (c *Core) publish(assigned, pending []Partition, gen int64, members []strin
 		Pending:    pending,
 		Reason:     reason,
 		seq:        c.seq,
+		tokens:     tokens,
 	}
 	c.snap, c.primed = u, true
 	c.ready.Publish = &u
