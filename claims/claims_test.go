@@ -77,6 +77,10 @@ func startClaimerWith(t *testing.T, servers []string, name string, timeout time.
 	return c
 }
 
+// noCheck turns the periodic check of the claims held off, for tests
+// that count requests.
+func noCheck(cfg *claims.Config) { cfg.CheckEvery = -1 }
+
 // waitSession waits until a published session state satisfies ok.
 func (c *claimer) waitSession(what string, ok func(session.State) bool) session.State {
 	c.t.Helper()
@@ -178,8 +182,8 @@ func TestClaimsOneHoldsOtherWaitsThenTakesOver(t *testing.T) {
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers := []string{srv.Addr()}
 	obs := actortest.Observe(t, servers, claimWait)
-	a := startClaimer(t, servers, "a", 4*time.Second)
-	b := startClaimer(t, servers, "b", 4*time.Second)
+	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, noCheck)
+	b := startClaimerWith(t, servers, "b", 4*time.Second, nil, noCheck)
 	t0 := actortest.Parts("t", 0)
 
 	da, db := a.want(t0...), b.want(t0...)
@@ -228,8 +232,8 @@ func TestClaimsWatchOutlivesUnwantedClaim(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers := []string{srv.Addr()}
-	a := startClaimer(t, servers, "a", 4*time.Second)
-	b := startClaimer(t, servers, "b", 4*time.Second)
+	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, noCheck)
+	b := startClaimerWith(t, servers, "b", 4*time.Second, nil, noCheck)
 	a.waitHeld(holds(a.want(actortest.Parts("t", 0, 1)...), actortest.Parts("t", 0, 1)))
 	b.waitHeld(holds(b.want(actortest.Parts("t", 0, 1, 2)...), actortest.Parts("t", 2)))
 	b.waitHeld(holds(b.want(actortest.Parts("t", 1, 2)...), actortest.Parts("t", 2)))
@@ -503,7 +507,7 @@ func TestClaimsCreatedInBatches(t *testing.T) {
 	}
 	want := actortest.Parts("t", ids...)
 
-	a := startClaimer(t, servers, "a", 4*time.Second)
+	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, noCheck)
 	a.waitSession("up", func(st session.State) bool { return st.Status == session.Up })
 	before := a.requests.Load()
 	a.waitHeld(holds(a.want(want...), want))
@@ -520,7 +524,7 @@ func TestClaimsCreatedInBatches(t *testing.T) {
 		checkClaim(t, obs.Conn, p, a.st.SessionID, "a")
 	}
 
-	b := startClaimer(t, servers, "b", 4*time.Second)
+	b := startClaimerWith(t, servers, "b", 4*time.Second, nil, noCheck)
 	b.waitSession("up", func(st session.State) bool { return st.Status == session.Up })
 	before = b.requests.Load()
 	db := b.want(want...)

@@ -75,3 +75,27 @@ func TestCoreTokens(t *testing.T) {
 		t.Error("the zero Update has a token")
 	}
 }
+
+// A claim the claims actor no longer holds (deleted from outside and
+// taken by another session) is revoked at once, and listed Pending while
+// the target still gives it to this member; its token goes with it.
+func TestCoreRevokesAClaimNoLongerHeld(t *testing.T) {
+	t.Parallel()
+	h := newCore(t, "a", rebalance.RoundRobin, coreOptions{manualClaims: true})
+	ts := actortest.Parts("t", 0, 1)
+	h.up(1, 1)
+	h.members(view(1, 1, 2, "a"))
+	h.parts(parts(1, 1, 3, 0, 1))
+	d := h.nextDesired()
+	h.holdTokens(d, ts, 10, 11)
+	h.next()
+
+	h.c.Held(claims.Held{SessionID: 1, Reconnects: 1, Seq: d.Seq, Held: ts[1:], Tokens: []int64{11}, Blocked: []claims.Blocked{{Partition: ts[0], Session: 7}}})
+	h.drain()
+	u := h.next()
+	if !eq(u.Revoked, ts[:1]) || !eq(u.Assigned, ts[1:]) || !eq(u.Pending, ts[:1]) {
+		t.Fatalf("update %+v, want t:0 revoked and pending", u)
+	}
+	wantTokens(t, u, map[Partition]int64{ts[0]: 0, ts[1]: 11})
+	h.noDesired("while t:0 is still targeted")
+}
