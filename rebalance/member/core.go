@@ -94,8 +94,11 @@ type Core struct {
 	closeBy   time.Time // when the drain ends, acked or not
 	closeLate bool      // the drain ran out of time
 
-	holders map[Partition]holder // wanted claims another session holds, from the last Held of this session
-	stuckAt time.Time            // when the next holder is due to be reported; zero if none
+	holders    map[Partition]holder // wanted claims another session holds, from the last Held of this session
+	holdersGen uint64
+	holdersDue bool      // the last Held's holders are still to be taken
+	notedAt    time.Time // when holders were last taken
+	stuckAt    time.Time // when the next holder is due to be reported; zero if none
 
 	ready Ready // what to do, gathered since the last Ready
 
@@ -191,7 +194,7 @@ func (c *Core) Session(st session.State) {
 			c.keep = false // a new session: the old one's claims are gone
 		}
 		if st.SessionID != prev.SessionID {
-			c.holders, c.stuckAt = nil, time.Time{} // what the old session waited for
+			c.holders, c.stuckAt, c.holdersDue = nil, time.Time{}, false // what the old session waited for
 		} else {
 			c.armStuck() // the granted timeout may have changed
 		}
@@ -244,7 +247,7 @@ func (c *Core) Parts(v partitions.View) {
 // Held takes the claims actor's report of the claims held.
 func (c *Core) Held(h claims.Held) {
 	c.held = h
-	c.noteHolders(h)
+	c.sampleHolders()
 	c.reconcile("claims changed")
 	c.step()
 }

@@ -139,3 +139,29 @@ func TestCoreStuckReportOnlyWhileWanted(t *testing.T) {
 		t.Fatalf("reported %+v of the old session's holders", got)
 	}
 }
+
+// The holders a Held names are taken at most once a holderSample: Helds
+// come hundreds of times a second in a large hand-off, each naming
+// thousands. One that comes sooner is taken when that has passed.
+func TestCoreStuckHoldersSampled(t *testing.T) {
+	const granted = 4 * time.Second
+	h, d := stuckCore(t, granted)
+	ts := actortest.Parts("t", 0, 1, 2, 3)
+	h.hold(d, ts[1:], claims.Blocked{Partition: ts[0], Session: 7})
+	start := h.now
+	h.hold(d, ts[1:], claims.Blocked{Partition: ts[0], Session: 9}) // t:0 passed to session 9 at once
+	if want := start.Add(holderSample); !h.wake.Equal(want) {
+		t.Fatalf("wake %v, want %v: the second Held taken a holderSample after the first", h.wake.Sub(t0), want.Sub(t0))
+	}
+	h.advance(holderSample)
+	after := 5*time.Second + 5*time.Second + granted + StuckMargin
+	h.advance(after - holderSample)
+	if got := h.takeStuck(); len(got) != 0 {
+		t.Fatalf("reported %+v: session 7 no longer holds t:0, and 9 not for long enough", got)
+	}
+	h.advance(holderSample)
+	want := []claims.Stuck{{Session: 9, Parts: ts[:1], HeldFor: after}}
+	if got := h.takeStuck(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("reports %+v, want %+v", got, want)
+	}
+}

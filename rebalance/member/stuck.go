@@ -14,11 +14,18 @@ import (
 // asks for the holders of the claims it waits for to be logged.
 const StuckMargin = 10 * time.Second
 
+// holderSample is how often, at most, the holders a Held names are taken.
+// During a large hand-off every Held names thousands, and Helds come
+// hundreds of times a second; a claim counts as held a little later than
+// it was, by at most this, which is nothing against StuckMargin.
+const holderSample = time.Second
+
 // holder is another session's claim on a partition this member wants.
 type holder struct {
 	session  int64     // the claim's ephemeral owner
 	since    time.Time // when a Held first named that session holding it
 	reported bool
+	gen      uint64 // the last noteHolders that saw it
 }
 
 // stuckAfter is the longest a hand-off between members that agree can
@@ -30,22 +37,57 @@ func (c *Core) stuckAfter() time.Duration {
 	return settleFactor*c.cfg.Settle + c.cfg.ReleaseTimeout + c.st.Timeout + StuckMargin
 }
 
+// sampleHolders takes the holders the last Held names, unless they were
+// taken less than holderSample ago; stepHolders takes them once that has
+// passed.
+func (c *Core) sampleHolders() {
+	c.holdersDue = true
+	c.stepHolders()
+}
+
+func (c *Core) stepHolders() {
+	if c.holdersDue && (c.notedAt.IsZero() || !c.now.Before(c.notedAt.Add(holderSample))) {
+		c.holdersDue, c.notedAt = false, c.now
+		c.noteHolders(c.held)
+	}
+}
+
+// holdersWake is when stepHolders is next due; zero if not.
+func (c *Core) holdersWake() time.Time {
+	if !c.holdersDue {
+		return time.Time{}
+	}
+	return c.notedAt.Add(holderSample)
+}
+
 // noteHolders takes the holders a Held names. A claim keeps the time it
 // was first seen held while the same session holds it; one no longer
 // named is forgotten. A Held of another session says nothing of this one.
+// The map is updated in place: during a large hand-off every Held names
+// thousands of holders.
 func (c *Core) noteHolders(h claims.Held) {
 	if h.SessionID != c.st.SessionID || len(h.Blocked) == 0 && len(c.holders) == 0 {
 		return
 	}
-	next := make(map[Partition]holder, len(h.Blocked))
+	if c.holders == nil {
+		c.holders = make(map[Partition]holder, len(h.Blocked))
+	}
+	c.holdersGen++
 	for _, b := range h.Blocked {
 		e, ok := c.holders[b.Partition]
 		if !ok || e.session != b.Session {
 			e = holder{session: b.Session, since: c.now}
 		}
-		next[b.Partition] = e
+		e.gen = c.holdersGen
+		c.holders[b.Partition] = e
 	}
-	c.holders = next
+	if len(c.holders) > len(h.Blocked) {
+		for p, e := range c.holders {
+			if e.gen != c.holdersGen {
+				delete(c.holders, p)
+			}
+		}
+	}
 	c.armStuck()
 }
 
@@ -71,6 +113,7 @@ func (c *Core) armStuck() {
 // package's logStuck). Only while up: the holders are looked up in
 // ZooKeeper.
 func (c *Core) reportStuck() {
+	c.stepHolders()
 	if c.stuckAt.IsZero() || c.now.Before(c.stuckAt) || c.closing || c.st.Status != session.Up {
 		return
 	}
@@ -100,11 +143,13 @@ func (c *Core) reportStuck() {
 	c.armStuck()
 }
 
-// stuckWake is when reportStuck is next due; zero if not while the
-// session is down (coming up again steps the core).
+// stuckWake is when reportStuck or stepHolders is next due; zero if
+// neither (the report waits while the session is down: coming up again
+// steps the core).
 func (c *Core) stuckWake() time.Time {
-	if c.st.Status != session.Up {
-		return time.Time{}
+	at := c.holdersWake()
+	if c.st.Status == session.Up && !c.stuckAt.IsZero() && (at.IsZero() || c.stuckAt.Before(at)) {
+		at = c.stuckAt
 	}
-	return c.stuckAt
+	return at
 }
