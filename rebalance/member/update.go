@@ -56,9 +56,10 @@ type Update struct {
 // (a consumer slow to see its revocation, or a process paused through its
 // session's expiry) can then no longer overwrite its successor's work.
 //
-// A claim deleted from outside and taken back (see the claims package)
-// gets a new, larger token, published in a new Update with Assigned
-// unchanged.
+// If p's claim node is deleted from outside (by an operator) while this
+// member still owns p, the member creates it again within about a session
+// timeout: p keeps its place in Assigned, with the new claim's larger
+// token, in a new Update: take the token from the newest Update.
 func (u Update) Token(p Partition) (int64, bool) {
 	i, found := slices.BinarySearchFunc(u.Assigned, p, partitions.Compare)
 	if !found || i >= len(u.tokens) || u.tokens[i] == 0 {
