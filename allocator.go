@@ -94,13 +94,11 @@ func New(cfg Config) (*Allocator, error) {
 		return nil, fmt.Errorf("%w: Partitions: %w", ErrInvalidConfig, err)
 	}
 	owners := claims.New(claims.Config{
-		Paths:          paths,
-		Member:         cfg.Member,
-		Session:        sess.Subscribe(),
-		Logger:         log,
-		Settle:         cfg.Settle,
-		ReleaseTimeout: cfg.ReleaseTimeout,
-		Strategy:       cfg.Strategy.Name(),
+		Paths:    paths,
+		Member:   cfg.Member,
+		Session:  sess.Subscribe(),
+		Logger:   log,
+		Strategy: cfg.Strategy.Name(),
 	})
 	reb := member.NewActor(member.ActorConfig{
 		Config: member.Config{
@@ -117,6 +115,7 @@ func New(cfg Config) (*Allocator, error) {
 		Parts:    set.Views(),
 		Desired:  owners.Desired(),
 		Held:     owners.Held(),
+		Stuck:    owners.Stuck(),
 		Logger:   log,
 	})
 	a := &Allocator{cfg: cfg, sess: sess, members: members, set: set, reb: reb, done: make(chan struct{})}

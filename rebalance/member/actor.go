@@ -29,6 +29,9 @@ type ActorConfig struct {
 	// Expire, with DepartureDelay, deletes the seats whose delay ran out
 	// (membership's Expire); it must not block.
 	Expire func([]membership.Seat)
+	// Stuck, if not nil, takes the core's reports of stuck claims to the
+	// claims actor, which logs who holds them.
+	Stuck *claims.StuckBox
 
 	Logger *slog.Logger
 	Clock  actor.Clock
@@ -250,6 +253,9 @@ func (a *Actor) apply(r Ready) {
 	}
 	if r.Expire != nil && a.cfg.Expire != nil {
 		a.cfg.Expire(r.Expire)
+	}
+	if a.cfg.Stuck != nil {
+		a.cfg.Stuck.Put(r.Stuck...)
 	}
 	if u := r.Publish; u != nil {
 		u.acks = a.acks

@@ -100,6 +100,12 @@ type Core struct {
 	closeBy   time.Time // when the drain ends, acked or not
 	closeLate bool      // the drain ran out of time
 
+	holders    map[Partition]holder // wanted claims another session holds, from the last Held of this session
+	holdersGen uint64
+	holdersDue bool      // the last Held's holders are still to be taken
+	notedAt    time.Time // when holders were last taken
+	stuckAt    time.Time // when the next holder is due to be reported; zero if none
+
 	ready Ready // what to do, gathered since the last Ready
 
 	counts Counters // decisions counted, for Stats; see stats.go
@@ -140,6 +146,10 @@ type Ready struct {
 	// Expire is the seats whose DepartureDelay has run out, to delete;
 	// nil unless one is new since the last.
 	Expire []membership.Seat
+	// Stuck are wanted claims held by another session for longer than a
+	// hand-off can take, one report for each holding session: the shell
+	// has the claims actor look up and log who holds them.
+	Stuck []claims.Stuck
 }
 
 // Log is one record for the shell's logger.
@@ -193,6 +203,11 @@ func (c *Core) Session(st session.State) {
 		if prev.SessionID != 0 && st.SessionID != prev.SessionID {
 			c.keep = false // a new session: the old one's claims are gone
 		}
+		if st.SessionID != prev.SessionID {
+			c.holders, c.stuckAt, c.holdersDue = nil, time.Time{}, false // what the old session waited for
+		} else {
+			c.armStuck() // the granted timeout may have changed
+		}
 		if st.SessionID != prev.SessionID || st.Reconnects != prev.Reconnects {
 			c.haveTarget = false // wait for views read after the reconnection
 			c.firstSeq = 0
@@ -243,6 +258,7 @@ func (c *Core) Parts(v partitions.View) {
 // Held takes the claims actor's report of the claims held.
 func (c *Core) Held(h claims.Held) {
 	c.held = h
+	c.sampleHolders()
 	c.reconcile("claims changed")
 	c.step()
 }
@@ -277,7 +293,7 @@ func (c *Core) Computed(job Job, mine []Partition, err error) {
 		c.counts.StrategyErrors++
 		c.log(slog.LevelError, "zkalloc: strategy failed; keeping the previous assignment", "strategy", c.cfg.Strategy, "err", err)
 		if c.primed {
-			c.publish(c.snap.Assigned, c.snap.Pending, c.snap.Generation, c.snap.Members,
+			c.publish(c.snap.Assigned, c.snap.tokens, c.snap.Pending, c.snap.Generation, c.snap.Members,
 				fmt.Sprintf("strategy failed, keeping the previous assignment: %v", err))
 		}
 		c.step()
@@ -299,7 +315,7 @@ func (c *Core) Close(reason string) {
 	}
 	c.closing, c.closeBy = true, c.now.Add(c.cfg.ReleaseTimeout)
 	if c.primed {
-		c.publish(nil, nil, c.snap.Generation, c.snap.Members, reason)
+		c.publish(nil, nil, nil, c.snap.Generation, c.snap.Members, reason)
 	}
 	c.releaseAt, c.graceAt = time.Time{}, time.Time{}
 	c.settle.done()
@@ -349,6 +365,7 @@ func (c *Core) step() {
 		c.graceAt = time.Time{}
 		c.reconcile("connection still lost after the grace period")
 	}
+	c.reportStuck()
 }
 
 // wake returns when the next timer is due; zero if none.
@@ -364,7 +381,7 @@ func (c *Core) wake() time.Time {
 	if c.jobOpen && !c.jobLate {
 		late = c.jobAt.Add(StrategyStall)
 	}
-	for _, t := range []time.Time{c.releaseAt, c.graceAt, late, c.seatWake()} {
+	for _, t := range []time.Time{c.releaseAt, c.graceAt, late, c.seatWake(), c.stuckWake()} {
 		if !t.IsZero() && (at.IsZero() || t.Before(at)) {
 			at = t
 		}
@@ -444,14 +461,16 @@ func (c *Core) reconcile(reason string) {
 	up := c.st.Status == session.Up
 	held := c.heldNow()
 	var assigned, pending []Partition
+	var tokens []int64
 	kept := false
 	switch {
 	case up && c.haveTarget && held != nil:
 		assigned = intersect(c.target, held)
+		tokens = c.tokensOf(assigned)
 		pending, _ = diff(assigned, c.target)
 		c.keep = true
 	case c.keeping():
-		assigned, pending = c.snap.Assigned, c.snap.Pending // a short blip: keep working
+		assigned, pending, tokens = c.snap.Assigned, c.snap.Pending, c.snap.tokens // a short blip: keep working
 		kept = true
 	default:
 		c.keep = false
@@ -464,8 +483,9 @@ func (c *Core) reconcile(reason string) {
 			gen, members = c.targetGen, c.targetLive
 		}
 		if !c.primed || gen != c.snap.Generation || !slices.Equal(members, c.snap.Members) ||
-			!slices.Equal(assigned, c.snap.Assigned) || !slices.Equal(pending, c.snap.Pending) {
-			c.publish(assigned, pending, gen, members, reason)
+			!slices.Equal(assigned, c.snap.Assigned) || !slices.Equal(pending, c.snap.Pending) ||
+			!slices.Equal(tokens, c.snap.tokens) {
+			c.publish(assigned, tokens, pending, gen, members, reason)
 		}
 	}
 	if !up || !c.haveTarget {
@@ -548,7 +568,7 @@ func wantedSince(prev []Partition, since []uint64, want []Partition, seq uint64)
 
 // publish makes a snapshot assigning assigned, relative to what the
 // consumer last received, with pending still to come.
-func (c *Core) publish(assigned, pending []Partition, gen int64, members []string, reason string) {
+func (c *Core) publish(assigned []Partition, tokens []int64, pending []Partition, gen int64, members []string, reason string) {
 	c.seq++
 	added, revoked := diff(c.ho.cur, assigned) // relative to what the consumer last received
 	u := Update{
@@ -560,6 +580,7 @@ func (c *Core) publish(assigned, pending []Partition, gen int64, members []strin
 		Pending:    pending,
 		Reason:     reason,
 		seq:        c.seq,
+		tokens:     tokens,
 	}
 	c.snap, c.primed = u, true
 	c.ready.Publish = &u

@@ -29,6 +29,7 @@ type core struct {
 	wake     time.Time
 	logs     []Log
 	expire   []membership.Seat // the newest seat expiry asked for, not taken by the test
+	stuck    []claims.Stuck    // reports asked for and not taken by the test
 }
 
 type coreOptions struct {
@@ -53,6 +54,7 @@ func (h *core) drain() {
 	for {
 		r := h.c.Ready()
 		h.logs = append(h.logs, r.Logs...)
+		h.stuck = append(h.stuck, r.Stuck...)
 		h.wake = r.Wake
 		if r.Expire != nil {
 			h.expire = r.Expire
