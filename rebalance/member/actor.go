@@ -26,6 +26,12 @@ type ActorConfig struct {
 	// Desired goes to the claims actor; Held comes from it.
 	Desired *actor.Latest[claims.Desired]
 	Held    *actor.Latest[claims.Held]
+	// Expire, with DepartureDelay, deletes the seats whose delay ran out
+	// (membership's Expire); it must not block.
+	Expire func([]membership.Seat)
+	// Stuck, if not nil, takes the core's reports of stuck claims to the
+	// claims actor, which logs who holds them.
+	Stuck *claims.StuckBox
 
 	Logger *slog.Logger
 	Clock  actor.Clock
@@ -42,6 +48,13 @@ type Actor struct {
 	ready   chan struct{} // closed when the first assignment is published
 	current atomic.Pointer[Update]
 	acks    *acks
+
+	// The stats snapshot, stored when it changes; statsChanged then gets
+	// a token (it never blocks the loop).
+	stats        atomic.Pointer[Stats]
+	statsChanged chan struct{}
+	computes     uint64
+	lastCompute  time.Duration
 }
 
 // NewActor returns a member actor; it starts nothing.
@@ -59,6 +72,36 @@ func NewActor(cfg ActorConfig) *Actor {
 		out:   actor.NewOutbox[Update](),
 		ready: make(chan struct{}),
 		acks:  newAcks(),
+
+		statsChanged: make(chan struct{}, 1),
+	}
+}
+
+// Stats returns the newest snapshot of the member's state and counters.
+// It is safe for concurrent use.
+func (a *Actor) Stats() Stats {
+	if s := a.stats.Load(); s != nil {
+		return *s
+	}
+	return Stats{}
+}
+
+// StatsChanged receives a token when [Actor.Stats] has changed since the
+// token was last taken.
+func (a *Actor) StatsChanged() <-chan struct{} { return a.statsChanged }
+
+// storeStats stores the snapshot if it changed: a comparison of a few
+// words per loop, an allocation only on a change.
+func (a *Actor) storeStats() {
+	s := a.core.stats()
+	s.Computes, s.LastCompute = a.computes, a.lastCompute
+	if old := a.stats.Load(); old != nil && *old == s {
+		return
+	}
+	a.stats.Store(&s)
+	select {
+	case a.statsChanged <- struct{}{}:
+	default:
 	}
 }
 
@@ -109,6 +152,7 @@ func (a *Actor) Run(ctx context.Context) error {
 	for {
 		r := a.core.Ready()
 		a.apply(r)
+		a.storeStats()
 		if r.Compute != nil {
 			queued = r.Compute
 		}
@@ -134,6 +178,8 @@ func (a *Actor) Run(ctx context.Context) error {
 			a.core.Close("allocator closing: every partition revoked")
 		case c := <-results:
 			running = false
+			a.computes++
+			a.lastCompute = c.took
 			a.tick()
 			a.core.Computed(c.job, c.mine, c.err)
 		case <-a.cfg.Session.Changed():
@@ -180,14 +226,17 @@ type computed struct {
 	job  Job
 	mine []Partition
 	err  error
+	took time.Duration
 }
 
 // compute runs the strategy for job and sends its answer, unless Run has
 // returned meanwhile.
 func (a *Actor) compute(job Job, out chan<- computed, stop <-chan struct{}) {
+	began := a.cfg.Clock.Now()
 	result, err := rebalance.Compute(a.cfg.Strategy, job.Members, job.Parts)
+	took := a.cfg.Clock.Now().Sub(began)
 	select {
-	case out <- computed{job: job, mine: result[a.cfg.Member], err: err}:
+	case out <- computed{job: job, mine: result[a.cfg.Member], err: err, took: took}:
 	case <-stop:
 	}
 }
@@ -201,6 +250,12 @@ func (a *Actor) apply(r Ready) {
 	}
 	if r.Desired != nil {
 		a.cfg.Desired.Set(*r.Desired)
+	}
+	if r.Expire != nil && a.cfg.Expire != nil {
+		a.cfg.Expire(r.Expire)
+	}
+	if a.cfg.Stuck != nil {
+		a.cfg.Stuck.Put(r.Stuck...)
 	}
 	if u := r.Publish; u != nil {
 		u.acks = a.acks
