@@ -88,12 +88,11 @@ type position struct {
 }
 
 // token returns the fencing token of p in u, and false if u does not
-// assign p: a number that grows each time p changes hands, so that the sink
-// can refuse the writes of an owner that has lost it.
+// assign p: the creation zxid of p's claim, which grows each time p
+// changes hands, so that the sink can refuse the writes of an owner that
+// has lost it. The one place to change for another token.
 func token(u zkalloc.Update, p zkalloc.Partition) (int64, bool) {
-	// The Generation of the Update that adds p is at least the zxid of the
-	// view change that moved p here, and any earlier owner's was lower.
-	return u.Generation, slices.Contains(u.Assigned, p)
+	return u.Token(p)
 }
 
 // Run consumes the partitions that updates gives until updates is closed
@@ -209,7 +208,9 @@ func (c *Consumer) apply(ctx context.Context, u zkalloc.Update) error {
 	for _, p := range start {
 		t, ok := token(u, p)
 		if !ok {
-			return fmt.Errorf("franzgo: no token for %v in Update %d", p, u.Generation)
+			// Not expected; the next Update retries it.
+			c.Logger.Warn("franzgo: no token; not starting", "partition", p, "generation", u.Generation)
+			continue
 		}
 		pos := &position{token: t, committed: -1}
 		at := kgo.NewOffset().AtStart()

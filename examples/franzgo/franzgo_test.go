@@ -2,7 +2,6 @@ package franzgo_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -386,19 +385,19 @@ func (h *harness) closeAll() {
 }
 
 type producer struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-	n      int
-	err    error
-	t      *testing.T
+	stopc chan struct{}
+	done  chan struct{}
+	n     int
+	err   error
+	t     *testing.T
 }
 
 // startProducer writes numbered records, number n to partition n%32, in
-// small batches until stopped.
+// small batches until stopped. A batch is never cut short, so that n
+// counts every record in Kafka.
 func (h *harness) startProducer() *producer {
 	cl := h.newClient(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0))
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &producer{cancel: cancel, done: make(chan struct{}), t: h.t}
+	p := &producer{stopc: make(chan struct{}), done: make(chan struct{}), t: h.t}
 	go func() {
 		defer close(p.done)
 		defer cl.Close()
@@ -410,15 +409,16 @@ func (h *harness) startProducer() *producer {
 				n := p.n + i
 				recs[i] = &kgo.Record{Topic: topic, Partition: int32(n % numParts), Value: []byte(strconv.Itoa(n))}
 			}
-			if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-				if !errors.Is(err, context.Canceled) {
-					p.err = err
-				}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			err := cl.ProduceSync(ctx, recs...).FirstErr()
+			cancel()
+			if err != nil {
+				p.err = err
 				return
 			}
 			p.n += len(recs)
 			select {
-			case <-ctx.Done():
+			case <-p.stopc:
 				return
 			case <-tick.C:
 			}
@@ -429,7 +429,7 @@ func (h *harness) startProducer() *producer {
 
 // stop stops the producer and returns how many records it wrote.
 func (p *producer) stop() int {
-	p.cancel()
+	close(p.stopc)
 	<-p.done
 	if p.err != nil {
 		p.t.Fatalf("producer: %v", p.err)
