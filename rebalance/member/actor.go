@@ -39,10 +39,12 @@ type Output[U any] struct {
 	// Wrap makes the consumer's value of an Update; required. It runs on
 	// the actor's goroutine when the Update is published.
 	Wrap func(Update) U
-	// Observe, if set, is told on the actor's goroutine of each Update the
-	// consumer receives, and of the ack of the newest one received (acked
-	// true). It must not block. For tests that look at the consumer.
-	Observe func(received U, acked bool)
+	// Received and Acked, if set, are told on the actor's goroutine of
+	// each Update the consumer receives (acked says whether it was acked
+	// already, taken from Current), and of the ack of the newest one it
+	// received. They must not block. For tests that look at the consumer.
+	Received func(u U, acked bool)
+	Acked    func()
 }
 
 // Same is the Output of plain Updates.
@@ -62,9 +64,8 @@ type Actor[U any] struct {
 	current atomic.Pointer[U]
 	acks    *acks
 
-	received  U      // the newest Update the consumer received
-	recvSeq   uint64 // its seq; 0 before the first
-	recvAcked bool   // Observe was told of its ack
+	recvSeq   uint64 // the seq of the newest Update the consumer received; 0 before the first
+	recvAcked bool   // it was acked
 }
 
 // NewActor returns a member actor that hands its Updates out as
@@ -190,9 +191,11 @@ func (a *Actor[U]) Run(ctx context.Context) error {
 			a.tick()
 			acked := a.acks.highest.Load()
 			a.core.Ack(acked)
-			if a.wrap.Observe != nil && a.recvSeq != 0 && !a.recvAcked && acked >= a.recvSeq {
+			if a.recvSeq != 0 && !a.recvAcked && acked >= a.recvSeq {
 				a.recvAcked = true
-				a.wrap.Observe(a.received, true)
+				if a.wrap.Acked != nil {
+					a.wrap.Acked()
+				}
 			}
 		case <-timer.C():
 			wake = time.Time{}
@@ -249,12 +252,11 @@ func (a *Actor[U]) apply(r Ready) {
 	}
 }
 
-// delivered tells Observe that the consumer received w, made of u.
+// delivered notes that the consumer received w, made of u.
 func (a *Actor[U]) delivered(w U, u Update) {
-	if a.wrap.Observe == nil {
-		return
-	}
-	a.received, a.recvSeq = w, u.seq
+	a.recvSeq = u.seq
 	a.recvAcked = a.acks.highest.Load() >= u.seq // acked from Current before it was received
-	a.wrap.Observe(w, a.recvAcked)
+	if a.wrap.Received != nil {
+		a.wrap.Received(w, a.recvAcked)
+	}
 }
