@@ -25,8 +25,8 @@ type Config struct {
 	// in zkalloc.
 	Strategy rebalance.Strategy
 	// Settle, ReleaseTimeout and DisconnectGrace are those of
-	// zkalloc.Config, with the same defaults, but Settle is 0 by default
-	// here: a test waits for nothing.
+	// zkalloc.Config, with the same defaults. A short ReleaseTimeout
+	// tests a consumer that does not ack.
 	Settle          time.Duration
 	ReleaseTimeout  time.Duration
 	DisconnectGrace time.Duration
@@ -88,7 +88,8 @@ func NewGroup(cfg Config) (*Group, error) {
 // ready on [Member.Updates], like [zkalloc.Allocator.Start]. A name held
 // by a running member is refused with an error wrapping
 // [zkalloc.ErrDuplicateMember]; the name of a closed or crashed one may
-// join again.
+// join again. A strategy that fails on the first view holds Join up, as
+// it holds up Start; Config.Logger says why.
 func (g *Group) Join(name string) (*Member, error) {
 	if err := zkpath.ValidateName(name); err != nil {
 		return nil, fmt.Errorf("%w: Member: %w", zkalloc.ErrInvalidConfig, err)

@@ -34,6 +34,7 @@ type Member struct {
 	held    *actor.Latest[claims.Held]
 	views   chan membership.View
 	parts   chan partitions.View
+	ctx     context.Context // the member's goroutines run until it ends
 	cancel  context.CancelFunc
 	done    chan struct{} // closed when every goroutine of the member has returned
 
@@ -60,6 +61,7 @@ func newMember(g *Group, name string) *Member {
 		done:    make(chan struct{}),
 		acked:   true,
 	}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
 	wrap := hook.NewUpdate.(func(member.Update) zkalloc.Update)
 	m.act = member.NewActor(member.ActorConfig{
 		Config: member.Config{
@@ -105,15 +107,13 @@ func newMember(g *Group, name string) *Member {
 
 // start runs the member's actors until m.cancel.
 func (m *Member) start() {
-	ctx, cancel := context.WithCancel(context.Background())
-	m.cancel = cancel
 	var group actor.Group
 	group.Add("rebalance", m.act)
 	group.Add("views", actor.Func(m.feed))
 	group.Add("claims", actor.Func(m.claim))
 	go func() {
 		defer close(m.done)
-		group.Run(ctx)
+		group.Run(m.ctx)
 	}()
 }
 
