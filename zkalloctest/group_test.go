@@ -27,6 +27,7 @@ type consumer struct {
 	hold   atomic.Bool         // hold the acks of revocations until ack
 	noAck  atomic.Bool         // ack nothing
 	held   chan zkalloc.Update // the revocations held or not acked
+	seen   chan zkalloc.Update // every Update, while there is room
 	ack    chan struct{}       // releases one held ack
 	quit   chan struct{}       // closed when the test ends
 	done   chan struct{}       // closed when Updates has closed
@@ -76,6 +77,7 @@ func consume(t *testing.T, m *zkalloctest.Member, shared *runningOn) *consumer {
 	c := &consumer{
 		t: t, name: m.Name(), shared: shared,
 		held:    make(chan zkalloc.Update, 16),
+		seen:    make(chan zkalloc.Update, 256),
 		ack:     make(chan struct{}),
 		quit:    make(chan struct{}),
 		done:    make(chan struct{}),
@@ -91,6 +93,10 @@ func (c *consumer) run(updates <-chan zkalloc.Update) {
 	for u := range updates {
 		if debug {
 			c.t.Logf("%s got gen %d members %v assigned %v added %v revoked %v pending %v (%s)", c.name, u.Generation, u.Members, u.Assigned, u.Added, u.Revoked, u.Pending, u.Reason)
+		}
+		select {
+		case c.seen <- u:
+		default:
 		}
 		c.mu.Lock()
 		for _, p := range u.Revoked {
@@ -497,4 +503,39 @@ func TestChurn(t *testing.T) {
 	wg.Wait()
 	converge(t, ctx, g)
 	checkRuns(t, 64, cs[4:]...)
+}
+
+// A consumer that never acks holds its revoked partitions up for
+// ReleaseTimeout only.
+func TestReleaseTimeoutWithoutAck(t *testing.T) {
+	g, ctx := newGroup(t, zkalloctest.Config{Partitions: ids("t", 4), ReleaseTimeout: 100 * time.Millisecond})
+	shared := newRunningOn(t, false)
+	a := join(t, g, "a")
+	ca := consume(t, a, shared)
+	converge(t, ctx, g)
+	ca.noAck.Store(true)
+
+	began := time.Now()
+	b := join(t, g, "b")
+	cb := consume(t, b, shared)
+	u := ca.nextHeld(ctx)
+	if len(u.Revoked) != 2 {
+		t.Fatalf("a revoked %v, want 2", u.Revoked)
+	}
+	for {
+		select {
+		case got := <-cb.seen:
+			if len(got.Pending) == 0 && slices.Equal(got.Assigned, u.Revoked) {
+				if took := time.Since(began); took < 100*time.Millisecond {
+					t.Errorf("b had a's partitions after %v, before ReleaseTimeout", took)
+				}
+				if a.Acked() {
+					t.Error("a acked")
+				}
+				return
+			}
+		case <-ctx.Done():
+			t.Fatalf("b did not get %v after ReleaseTimeout; it has %v", u.Revoked, b.Current())
+		}
+	}
 }
