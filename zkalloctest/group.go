@@ -52,9 +52,16 @@ type Group struct {
 	partList    []zkalloc.Partition // parts, sorted
 	registered  map[string]*Member  // the member nodes: by name, those with a session
 	names       []string            // registered's names, sorted
-	owners      map[zkalloc.Partition]int64
+	owners      map[zkalloc.Partition]claim
 	running     map[string]*Member // joined and neither closed nor crashed
 	closed      bool
+}
+
+// claim is a partition's ownership claim, an ephemeral node in a real
+// group.
+type claim struct {
+	session int64 // its owner
+	czxid   int64 // the zxid it was made at: its fencing token
 }
 
 // NewGroup returns a group whose shared set is cfg.Partitions, with no
@@ -77,7 +84,7 @@ func NewGroup(cfg Config) (*Group, error) {
 		cfg:        cfg,
 		changed:    make(chan struct{}),
 		registered: make(map[string]*Member),
-		owners:     make(map[zkalloc.Partition]int64),
+		owners:     make(map[zkalloc.Partition]claim),
 		running:    make(map[string]*Member),
 	}
 	g.setParts(parts)
@@ -138,9 +145,9 @@ func (g *Group) Owners() map[zkalloc.Partition]string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	out := make(map[zkalloc.Partition]string, len(g.owners))
-	for p, sid := range g.owners {
+	for p, c := range g.owners {
 		for _, m := range g.registered {
-			if m.st.SessionID == sid {
+			if m.st.SessionID == c.session {
 				out[p] = m.name
 			}
 		}
@@ -233,8 +240,8 @@ func (g *Group) expire(m *Member, sid int64) {
 		g.names = slices.Sorted(maps.Keys(g.registered))
 		g.membersZxid = g.tick()
 	}
-	for p, owner := range g.owners {
-		if owner == sid {
+	for p, c := range g.owners {
+		if c.session == sid {
 			delete(g.owners, p)
 		}
 	}

@@ -419,21 +419,21 @@ func (m *Member) claim(ctx context.Context) error {
 				}
 			}
 			changed := false
-			for p, owner := range g.owners {
-				if owner == sid && !want[p] {
+			for p, c := range g.owners {
+				if c.session == sid && !want[p] {
 					delete(g.owners, p)
 					changed = true
 				}
 			}
-			for p := range want {
-				if _, taken := g.owners[p]; !taken {
-					g.owners[p] = sid
+			for _, p := range d.Want {
+				if _, taken := g.owners[p]; want[p] && !taken {
+					g.owners[p] = claim{session: sid, czxid: g.tick()}
 					changed = true
 				}
 			}
 			var held []zkalloc.Partition
-			for p, owner := range g.owners {
-				if owner == sid {
+			for p, c := range g.owners {
+				if c.session == sid {
 					held = append(held, p)
 				}
 			}
