@@ -78,6 +78,7 @@ func New(cfg Config) (*Allocator, error) {
 		Paths:   paths,
 		Member:  cfg.Member,
 		Info:    membership.ThisProcess(cfg.Strategy.Name()),
+		Seats:   cfg.DepartureDelay > 0,
 		Session: sess.Subscribe(),
 		Logger:  log,
 	})
@@ -86,13 +87,11 @@ func New(cfg Config) (*Allocator, error) {
 		return nil, fmt.Errorf("%w: Partitions: %w", ErrInvalidConfig, err)
 	}
 	owners := claims.New(claims.Config{
-		Paths:          paths,
-		Member:         cfg.Member,
-		Session:        sess.Subscribe(),
-		Logger:         log,
-		Settle:         cfg.Settle,
-		ReleaseTimeout: cfg.ReleaseTimeout,
-		Strategy:       cfg.Strategy.Name(),
+		Paths:    paths,
+		Member:   cfg.Member,
+		Session:  sess.Subscribe(),
+		Logger:   log,
+		Strategy: cfg.Strategy.Name(),
 	})
 	reb := member.NewActor(member.ActorConfig{
 		Config: member.Config{
@@ -100,13 +99,16 @@ func New(cfg Config) (*Allocator, error) {
 			Settle:         cfg.Settle,
 			ReleaseTimeout: cfg.ReleaseTimeout,
 			Grace:          cfg.DisconnectGrace,
+			DepartureDelay: cfg.DepartureDelay,
 		},
+		Expire:   members.Expire,
 		Strategy: cfg.Strategy,
 		Session:  sess.Subscribe(),
 		Members:  members.Views(),
 		Parts:    set.Views(),
 		Desired:  owners.Desired(),
 		Held:     owners.Held(),
+		Stuck:    owners.Stuck(),
 		Logger:   log,
 	}, member.Output[Update]{Wrap: newUpdate})
 	a := &Allocator{cfg: cfg, sess: sess, members: members, set: set, reb: reb, done: make(chan struct{})}
@@ -184,9 +186,22 @@ func (a *Allocator) run(ctx context.Context) {
 		defer close(a.sessExited)
 		a.sessErr = a.sess.Run(sessCtx)
 	}()
+	var metricsDone chan struct{}
+	stopMetrics := make(chan struct{})
+	if a.cfg.Metrics != nil {
+		metricsDone = make(chan struct{})
+		go func() {
+			defer close(metricsDone)
+			a.reportMetrics(stopMetrics)
+		}()
+	}
 	err := a.group.Run(ctx)
 	stopSession()
 	<-a.sessExited
+	close(stopMetrics)
+	if metricsDone != nil {
+		<-metricsDone
+	}
 	select {
 	case <-a.reb.Ready():
 		if err != nil {

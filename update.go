@@ -42,7 +42,7 @@ type Update struct {
 	// Reason says why this update was published, for logs.
 	Reason string
 
-	m member.Update // for Ack
+	m member.Update // for Ack and Token
 }
 
 // Ack tells the allocator that the consumer has stopped every partition
@@ -53,6 +53,23 @@ type Update struct {
 // stopping Revoked and before or after starting Added. Acking an Update
 // also acks every earlier one. It does nothing on the zero Update.
 func (u Update) Ack() { u.m.Ack() }
+
+// Token returns p's fencing token, and false if p is not in Assigned.
+//
+// The token stays the same for as long as this member owns p without
+// interruption, and is larger than the token of any earlier owner of p:
+// it is the creation zxid of p's claim node, which ZooKeeper makes grow
+// with every write. Pass it with every write to the sink a partition's
+// work goes to, and have the sink refuse a write whose token is lower than
+// the highest it has seen for p: a former owner that has not stopped yet
+// (a consumer slow to see its revocation, or a process paused through its
+// session's expiry) can then no longer overwrite its successor's work.
+//
+// If p's claim node is deleted from outside (by an operator) while this
+// member still owns p, the member creates it again within about a session
+// timeout: p keeps its place in Assigned, with the new claim's larger
+// token, in a new Update: take the token from the newest Update.
+func (u Update) Token(p Partition) (int64, bool) { return u.m.Token(p) }
 
 // newUpdate makes the consumer's Update of the member actor's.
 func newUpdate(m member.Update) Update {

@@ -539,3 +539,42 @@ func TestReleaseTimeoutWithoutAck(t *testing.T) {
 		}
 	}
 }
+
+// Fencing tokens: a partition's next owner has a larger token than the
+// previous one, which keeps its own while it owns the partition.
+func TestTokensGrowWithEachOwner(t *testing.T) {
+	g, ctx := newGroup(t, zkalloctest.Config{Partitions: ids("t", 4)})
+	shared := newRunningOn(t, false)
+	a := join(t, g, "a")
+	consume(t, a, shared)
+	b := join(t, g, "b")
+	consume(t, b, shared)
+	converge(t, ctx, g)
+	before := map[zkalloc.Partition]int64{}
+	for _, m := range []*zkalloctest.Member{a, b} {
+		u := m.Current()
+		for _, p := range u.Assigned {
+			tok, ok := u.Token(p)
+			if !ok || tok <= 0 {
+				t.Fatalf("%s: no token for %v", m.Name(), p)
+			}
+			before[p] = tok
+		}
+		if _, ok := u.Token(zkalloc.Partition{Topic: "t", ID: 99}); ok {
+			t.Errorf("%s: a token for a partition not assigned", m.Name())
+		}
+	}
+	moved := a.Current().Assigned
+	a.Crash()
+	converge(t, ctx, g)
+	u := b.Current()
+	for _, p := range u.Assigned {
+		tok, _ := u.Token(p)
+		switch {
+		case slices.Contains(moved, p) && tok <= before[p]:
+			t.Errorf("%v: b's token %d, not above a's %d", p, tok, before[p])
+		case !slices.Contains(moved, p) && tok != before[p]:
+			t.Errorf("%v: b's token changed from %d to %d while it kept it", p, before[p], tok)
+		}
+	}
+}

@@ -438,8 +438,13 @@ func (m *Member) claim(ctx context.Context) error {
 				}
 			}
 			partitions.Sort(held)
-			h := claims.Held{SessionID: sid, Reconnects: st.Reconnects, Seq: d.Seq, Held: held}
-			if !reported || h.SessionID != last.SessionID || h.Reconnects != last.Reconnects || h.Seq != last.Seq || !slices.Equal(h.Held, last.Held) {
+			tokens := make([]int64, len(held))
+			for i, p := range held {
+				tokens[i] = g.owners[p].czxid
+			}
+			h := claims.Held{SessionID: sid, Reconnects: st.Reconnects, Seq: d.Seq, Held: held, Tokens: tokens}
+			if !reported || h.SessionID != last.SessionID || h.Reconnects != last.Reconnects || h.Seq != last.Seq ||
+				!slices.Equal(h.Held, last.Held) || !slices.Equal(h.Tokens, last.Tokens) {
 				m.held.Set(h)
 				last, reported = h, true
 			}

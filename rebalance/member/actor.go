@@ -26,6 +26,12 @@ type ActorConfig struct {
 	// Desired goes to the claims actor; Held comes from it.
 	Desired *actor.Latest[claims.Desired]
 	Held    *actor.Latest[claims.Held]
+	// Expire, with DepartureDelay, deletes the seats whose delay ran out
+	// (membership's Expire); it must not block.
+	Expire func([]membership.Seat)
+	// Stuck, if not nil, takes the core's reports of stuck claims to the
+	// claims actor, which logs who holds them.
+	Stuck *claims.StuckBox
 
 	Logger *slog.Logger
 	Clock  actor.Clock
@@ -66,6 +72,13 @@ type Actor[U any] struct {
 
 	recvSeq   uint64 // the seq of the newest Update the consumer received; 0 before the first
 	recvAcked bool   // it was acked
+
+	// The stats snapshot, stored when it changes; statsChanged then gets
+	// a token (it never blocks the loop).
+	stats        atomic.Pointer[Stats]
+	statsChanged chan struct{}
+	computes     uint64
+	lastCompute  time.Duration
 }
 
 // NewActor returns a member actor that hands its Updates out as
@@ -85,6 +98,36 @@ func NewActor[U any](cfg ActorConfig, out Output[U]) *Actor[U] {
 		out:   actor.NewOutbox[U](),
 		ready: make(chan struct{}),
 		acks:  newAcks(),
+
+		statsChanged: make(chan struct{}, 1),
+	}
+}
+
+// Stats returns the newest snapshot of the member's state and counters.
+// It is safe for concurrent use.
+func (a *Actor[U]) Stats() Stats {
+	if s := a.stats.Load(); s != nil {
+		return *s
+	}
+	return Stats{}
+}
+
+// StatsChanged receives a token when [Actor.Stats] has changed since the
+// token was last taken.
+func (a *Actor[U]) StatsChanged() <-chan struct{} { return a.statsChanged }
+
+// storeStats stores the snapshot if it changed: a comparison of a few
+// words per loop, an allocation only on a change.
+func (a *Actor[U]) storeStats() {
+	s := a.core.stats()
+	s.Computes, s.LastCompute = a.computes, a.lastCompute
+	if old := a.stats.Load(); old != nil && *old == s {
+		return
+	}
+	a.stats.Store(&s)
+	select {
+	case a.statsChanged <- struct{}{}:
+	default:
 	}
 }
 
@@ -136,6 +179,7 @@ func (a *Actor[U]) Run(ctx context.Context) error {
 	for {
 		r := a.core.Ready()
 		a.apply(r)
+		a.storeStats()
 		if r.Compute != nil {
 			queued = r.Compute
 		}
@@ -161,6 +205,8 @@ func (a *Actor[U]) Run(ctx context.Context) error {
 			a.core.Close("allocator closing: every partition revoked")
 		case c := <-results:
 			running = false
+			a.computes++
+			a.lastCompute = c.took
 			a.tick()
 			a.core.Computed(c.job, c.mine, c.err)
 		case <-a.cfg.Session.Changed():
@@ -216,14 +262,17 @@ type computed struct {
 	job  Job
 	mine []Partition
 	err  error
+	took time.Duration
 }
 
 // compute runs the strategy for job and sends its answer, unless Run has
 // returned meanwhile.
 func (a *Actor[U]) compute(job Job, out chan<- computed, stop <-chan struct{}) {
+	began := a.cfg.Clock.Now()
 	result, err := rebalance.Compute(a.cfg.Strategy, job.Members, job.Parts)
+	took := a.cfg.Clock.Now().Sub(began)
 	select {
-	case out <- computed{job: job, mine: result[a.cfg.Member], err: err}:
+	case out <- computed{job: job, mine: result[a.cfg.Member], err: err, took: took}:
 	case <-stop:
 	}
 }
@@ -237,6 +286,12 @@ func (a *Actor[U]) apply(r Ready) {
 	}
 	if r.Desired != nil {
 		a.cfg.Desired.Set(*r.Desired)
+	}
+	if r.Expire != nil && a.cfg.Expire != nil {
+		a.cfg.Expire(r.Expire)
+	}
+	if a.cfg.Stuck != nil {
+		a.cfg.Stuck.Put(r.Stuck...)
 	}
 	if u := r.Publish; u != nil {
 		u.acks = a.acks
