@@ -22,7 +22,10 @@ type Update struct {
 	// (Config.DisconnectGrace) keep the generation they were assigned in
 	// until the claims are checked, even if a newer view has arrived.
 	Generation int64
-	// Members of the group, sorted.
+	// Members of the group, sorted: the live ones. With
+	// Config.DepartureDelay, a member that has left but whose seat is
+	// kept is not listed, though the assignment is computed with it (its
+	// share is paused).
 	Members []string
 	// Assigned is every partition this member owns now, sorted by
 	// [partitions.Compare]. No other member lists any of them in its own
