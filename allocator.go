@@ -17,13 +17,6 @@ import (
 	"github.com/zkalloc/zkalloc/session"
 )
 
-// Partition names one partition of one topic; see [partitions.Partition].
-type Partition = partitions.Partition
-
-// Update is one snapshot of this member's assignment; see
-// [member.Update].
-type Update = member.Update
-
 var (
 	// ErrClosed is returned by calls on an allocator that has been closed
 	// or has stopped on an error.
@@ -51,7 +44,7 @@ type Allocator struct {
 	sess    *session.Session
 	members *membership.Membership
 	set     *partitions.Set
-	reb     *member.Actor
+	reb     *member.Actor[Update]
 	group   actor.Group
 
 	mu      sync.Mutex
@@ -117,7 +110,7 @@ func New(cfg Config) (*Allocator, error) {
 		Held:     owners.Held(),
 		Stuck:    owners.Stuck(),
 		Logger:   log,
-	})
+	}, member.Output[Update]{Wrap: newUpdate})
 	a := &Allocator{cfg: cfg, sess: sess, members: members, set: set, reb: reb, done: make(chan struct{})}
 	a.sessExited = make(chan struct{})
 	a.group.Add("session", actor.Func(a.watchSession))

@@ -37,17 +37,41 @@ type ActorConfig struct {
 	Clock  actor.Clock
 }
 
+// Output says how an [Actor] hands its Updates to the consumer: as a U,
+// the consumer's own type (the root package's Update), so that the
+// consumer receives straight from the actor's outbox, and the hand-off
+// counts an Update as received when the consumer itself has taken it.
+type Output[U any] struct {
+	// Wrap makes the consumer's value of an Update; required. It runs on
+	// the actor's goroutine when the Update is published.
+	Wrap func(Update) U
+	// Received and Acked, if set, are told on the actor's goroutine of
+	// each Update the consumer receives (acked says whether it was acked
+	// already, taken from Current), and of the ack of the newest one it
+	// received. They must not block. For tests that look at the consumer.
+	Received func(u U, acked bool)
+	Acked    func()
+}
+
+// Same is the Output of plain Updates.
+func Same() Output[Update] { return Output[Update]{Wrap: func(u Update) Update { return u }} }
+
 // Actor is the thin loop around a [Core]: it feeds the core its inputs
 // and the time, runs the strategy when the core asks, publishes the
-// core's Updates latest-wins and passes on the claims it wants. Create it
-// with [NewActor].
-type Actor struct {
+// core's Updates latest-wins, as U (see [Output]), and passes on the
+// claims it wants. Create it with [NewActor].
+type Actor[U any] struct {
 	cfg     ActorConfig
+	wrap    Output[U]
 	core    *Core
-	out     *actor.Outbox[Update]
+	out     *actor.Outbox[U]
+	outUpd  Update        // the Update out holds, while it has one
 	ready   chan struct{} // closed when the first assignment is published
-	current atomic.Pointer[Update]
+	current atomic.Pointer[U]
 	acks    *acks
+
+	recvSeq   uint64 // the seq of the newest Update the consumer received; 0 before the first
+	recvAcked bool   // it was acked
 
 	// The stats snapshot, stored when it changes; statsChanged then gets
 	// a token (it never blocks the loop).
@@ -57,8 +81,9 @@ type Actor struct {
 	lastCompute  time.Duration
 }
 
-// NewActor returns a member actor; it starts nothing.
-func NewActor(cfg ActorConfig) *Actor {
+// NewActor returns a member actor that hands its Updates out as
+// out.Wrap makes them; it starts nothing.
+func NewActor[U any](cfg ActorConfig, out Output[U]) *Actor[U] {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -66,10 +91,11 @@ func NewActor(cfg ActorConfig) *Actor {
 		cfg.Clock = actor.RealClock()
 	}
 	cfg.Config.Strategy = cfg.Strategy.Name()
-	return &Actor{
+	return &Actor[U]{
 		cfg:   cfg,
+		wrap:  out,
 		core:  NewCore(cfg.Config, cfg.Clock.Now()),
-		out:   actor.NewOutbox[Update](),
+		out:   actor.NewOutbox[U](),
 		ready: make(chan struct{}),
 		acks:  newAcks(),
 
@@ -79,7 +105,7 @@ func NewActor(cfg ActorConfig) *Actor {
 
 // Stats returns the newest snapshot of the member's state and counters.
 // It is safe for concurrent use.
-func (a *Actor) Stats() Stats {
+func (a *Actor[U]) Stats() Stats {
 	if s := a.stats.Load(); s != nil {
 		return *s
 	}
@@ -88,11 +114,11 @@ func (a *Actor) Stats() Stats {
 
 // StatsChanged receives a token when [Actor.Stats] has changed since the
 // token was last taken.
-func (a *Actor) StatsChanged() <-chan struct{} { return a.statsChanged }
+func (a *Actor[U]) StatsChanged() <-chan struct{} { return a.statsChanged }
 
 // storeStats stores the snapshot if it changed: a comparison of a few
 // words per loop, an allocation only on a change.
-func (a *Actor) storeStats() {
+func (a *Actor[U]) storeStats() {
 	s := a.core.stats()
 	s.Computes, s.LastCompute = a.computes, a.lastCompute
 	if old := a.stats.Load(); old != nil && *old == s {
@@ -109,19 +135,20 @@ func (a *Actor) storeStats() {
 // receives the newest snapshot, whose Added and Revoked cover everything
 // since the last one it received, and never blocks the actor. It is closed
 // when Run returns.
-func (a *Actor) Updates() <-chan Update { return a.out.C() }
+func (a *Actor[U]) Updates() <-chan U { return a.out.C() }
 
 // Ready is closed once the first assignment has been published on
 // [Actor.Updates].
-func (a *Actor) Ready() <-chan struct{} { return a.ready }
+func (a *Actor[U]) Ready() <-chan struct{} { return a.ready }
 
 // Current returns the newest published snapshot, whether or not it has
 // been received from Updates, and false before the first one. It is safe
 // for concurrent use.
-func (a *Actor) Current() (Update, bool) {
+func (a *Actor[U]) Current() (U, bool) {
 	u := a.current.Load()
 	if u == nil {
-		return Update{}, false
+		var zero U
+		return zero, false
 	}
 	return *u, true
 }
@@ -137,7 +164,7 @@ func (a *Actor) Current() (Update, bool) {
 // Run does not wait for a run that has not returned when it does (a
 // strategy that never returns must not hold up Close); its answer is
 // dropped.
-func (a *Actor) Run(ctx context.Context) error {
+func (a *Actor[U]) Run(ctx context.Context) error {
 	defer a.out.Close()
 	timer := actor.StoppedTimer(a.cfg.Clock)
 	defer timer.Stop()
@@ -208,13 +235,22 @@ func (a *Actor) Run(ctx context.Context) error {
 			}
 		case <-a.acks.wake:
 			a.tick()
-			a.core.Ack(a.acks.highest.Load())
+			acked := a.acks.highest.Load()
+			a.core.Ack(acked)
+			if a.recvSeq != 0 && !a.recvAcked && acked >= a.recvSeq {
+				a.recvAcked = true
+				if a.wrap.Acked != nil {
+					a.wrap.Acked()
+				}
+			}
 		case <-timer.C():
 			wake = time.Time{}
 			a.tick()
 		case a.out.Send() <- a.out.Pending():
-			u := a.out.Pending()
+			u := a.outUpd
+			a.delivered(a.out.Pending(), u)
 			a.out.Sent()
+			a.outUpd = Update{}
 			a.tick()
 			a.core.Delivered(u)
 		}
@@ -231,7 +267,7 @@ type computed struct {
 
 // compute runs the strategy for job and sends its answer, unless Run has
 // returned meanwhile.
-func (a *Actor) compute(job Job, out chan<- computed, stop <-chan struct{}) {
+func (a *Actor[U]) compute(job Job, out chan<- computed, stop <-chan struct{}) {
 	began := a.cfg.Clock.Now()
 	result, err := rebalance.Compute(a.cfg.Strategy, job.Members, job.Parts)
 	took := a.cfg.Clock.Now().Sub(began)
@@ -241,10 +277,10 @@ func (a *Actor) compute(job Job, out chan<- computed, stop <-chan struct{}) {
 	}
 }
 
-func (a *Actor) tick() { a.core.Tick(a.cfg.Clock.Now()) }
+func (a *Actor[U]) tick() { a.core.Tick(a.cfg.Clock.Now()) }
 
 // apply carries out what r says but the strategy run and the wake-up.
-func (a *Actor) apply(r Ready) {
+func (a *Actor[U]) apply(r Ready) {
 	for _, l := range r.Logs {
 		a.cfg.Logger.Log(context.Background(), l.Level, l.Msg, l.Args...)
 	}
@@ -259,12 +295,23 @@ func (a *Actor) apply(r Ready) {
 	}
 	if u := r.Publish; u != nil {
 		u.acks = a.acks
-		a.out.Put(*u)
-		a.current.Store(u)
+		w := a.wrap.Wrap(*u)
+		a.out.Put(w)
+		a.outUpd = *u
+		a.current.Store(&w)
 		select {
 		case <-a.ready:
 		default:
 			close(a.ready)
 		}
+	}
+}
+
+// delivered notes that the consumer received w, made of u.
+func (a *Actor[U]) delivered(w U, u Update) {
+	a.recvSeq = u.seq
+	a.recvAcked = a.acks.highest.Load() >= u.seq // acked from Current before it was received
+	if a.wrap.Received != nil {
+		a.wrap.Received(w, a.recvAcked)
 	}
 }

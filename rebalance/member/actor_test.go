@@ -36,7 +36,7 @@ type harness struct {
 	desired *actor.Latest[claims.Desired]
 	held    *actor.Latest[claims.Held]
 	stuck   *claims.StuckBox
-	a       *member.Actor
+	a       *member.Actor[member.Update]
 	ctx     context.Context
 	last    member.Update // the last update next received
 	got     bool          // next has received one
@@ -66,7 +66,7 @@ func newHarness(t *testing.T, name string, s rebalance.Strategy, opts options) *
 		Config:   member.Config{Member: name, Settle: opts.settle, ReleaseTimeout: opts.releaseTimeout, Grace: opts.grace},
 		Strategy: s,
 		Session:  h.session, Members: h.members, Parts: h.parts, Desired: h.desired, Held: h.held, Stuck: h.stuck, Clock: h.clock,
-	})
+	}, member.Same())
 	var deadlineCancel context.CancelFunc
 	h.ctx, deadlineCancel = context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(deadlineCancel) // after the group has stopped (cleanups run last first)

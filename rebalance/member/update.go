@@ -11,7 +11,8 @@ import (
 type Partition = partitions.Partition
 
 // Update is one snapshot of this member's assignment, as its consumer
-// receives it. It is a value: nothing in it changes after it is published,
+// receives it (wrapped in the root package's Update, whose field docs
+// are kept in step with these). It is a value: nothing in it changes after it is published,
 // and its slices must not be modified.
 type Update struct {
 	// Generation identifies the view the assignment was computed from: the
