@@ -20,13 +20,6 @@ import (
 	"github.com/zkalloc/zkalloc/session"
 )
 
-// Partition names one partition of one topic; see [partitions.Partition].
-type Partition = partitions.Partition
-
-// Update is one snapshot of this member's assignment; see
-// [member.Update].
-type Update = member.Update
-
 var (
 	// ErrClosed is returned by calls on an allocator that has been closed
 	// or has stopped on an error.
@@ -59,7 +52,7 @@ type Allocator struct {
 	sess    *session.Session
 	members *membership.Membership
 	set     *partitions.Set
-	reb     *member.Actor
+	reb     *member.Actor[Update]
 	group   actor.Group
 
 	mu      sync.Mutex
@@ -97,6 +90,7 @@ func New(cfg Config) (*Allocator, error) {
 		Paths:   paths,
 		Member:  cfg.Member,
 		Info:    membership.ThisProcess(cfg.Strategy.Name()),
+		Seats:   cfg.DepartureDelay > 0,
 		Session: sess.Subscribe(),
 		ACL:     cfg.ACL,
 		Logger:  log,
@@ -106,14 +100,12 @@ func New(cfg Config) (*Allocator, error) {
 		return nil, fmt.Errorf("%w: Partitions: %w", ErrInvalidConfig, err)
 	}
 	owners := claims.New(claims.Config{
-		Paths:          paths,
-		Member:         cfg.Member,
-		Session:        sess.Subscribe(),
-		Logger:         log,
-		Settle:         cfg.Settle,
-		ReleaseTimeout: cfg.ReleaseTimeout,
-		Strategy:       cfg.Strategy.Name(),
-		ACL:            cfg.ACL,
+		Paths:    paths,
+		Member:   cfg.Member,
+		Session:  sess.Subscribe(),
+		Logger:   log,
+		Strategy: cfg.Strategy.Name(),
+		ACL:      cfg.ACL,
 	})
 	reb := member.NewActor(member.ActorConfig{
 		Config: member.Config{
@@ -121,15 +113,18 @@ func New(cfg Config) (*Allocator, error) {
 			Settle:         cfg.Settle,
 			ReleaseTimeout: cfg.ReleaseTimeout,
 			Grace:          cfg.DisconnectGrace,
+			DepartureDelay: cfg.DepartureDelay,
 		},
+		Expire:   members.Expire,
 		Strategy: cfg.Strategy,
 		Session:  sess.Subscribe(),
 		Members:  members.Views(),
 		Parts:    set.Views(),
 		Desired:  owners.Desired(),
 		Held:     owners.Held(),
+		Stuck:    owners.Stuck(),
 		Logger:   log,
-	})
+	}, member.Output[Update]{Wrap: newUpdate})
 	a := &Allocator{cfg: cfg, sess: sess, members: members, set: set, reb: reb, done: make(chan struct{})}
 	a.sessExited = make(chan struct{})
 	a.group.Add("session", actor.Func(a.watchSession))
@@ -205,9 +200,22 @@ func (a *Allocator) run(ctx context.Context) {
 		defer close(a.sessExited)
 		a.sessErr = a.sess.Run(sessCtx)
 	}()
+	var metricsDone chan struct{}
+	stopMetrics := make(chan struct{})
+	if a.cfg.Metrics != nil {
+		metricsDone = make(chan struct{})
+		go func() {
+			defer close(metricsDone)
+			a.reportMetrics(stopMetrics)
+		}()
+	}
 	err := a.group.Run(ctx)
 	stopSession()
 	<-a.sessExited
+	close(stopMetrics)
+	if metricsDone != nil {
+		<-metricsDone
+	}
 	select {
 	case <-a.reb.Ready():
 		if err != nil {

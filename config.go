@@ -95,8 +95,31 @@ type Config struct {
 	// ZooKeeper leader last vouched for the session (a sync it answered),
 	// before it can expire the session and let another member take them.
 	DisconnectGrace time.Duration
+	// DepartureDelay keeps a departed member's seat for this long, so
+	// that a planned restart moves nothing (after Kafka's static
+	// membership): when a member's node goes (Close, or its session
+	// expires), its partitions stay unassigned and nobody else's
+	// assignment changes; if a member of the same name joins again within
+	// the delay, it gets exactly the same partitions back. Once the delay
+	// has run out the seat goes, and the others take the partitions over,
+	// all at that one ZooKeeper event. The seat is a persistent node,
+	// <group>/seats/<member>. Update.Members lists the live members only.
+	// Members of a group should use the same delay: the seat goes when
+	// the shortest has run out, and a member with none takes no account
+	// of seats, so until then it waits for partitions the others keep
+	// (never owned twice). Default 0: the others take over at once, and
+	// no seat is kept.
+	DepartureDelay time.Duration
 	// Logger receives the allocator's logs; default slog.Default().
 	Logger *slog.Logger
+	// Metrics, if set, is called with counts of what happened (hand-offs,
+	// strategy runs, reconnections; see [Event]), for a metrics system
+	// such as Prometheus (the adapter github.com/zkalloc/zkalloc/metrics/prometheus).
+	// It is called from one goroutine of its own, never from the
+	// allocator's loops: a slow Metrics delays nothing but its own calls,
+	// whose Events then come coalesced. The last call is made before Close
+	// returns. [Allocator.Stats] gives the gauges.
+	Metrics func(Event)
 
 	// Auth holds the identities given to ZooKeeper on every connection,
 	// before any request of the allocator's, as ZooKeeper's addauth does:
@@ -160,6 +183,7 @@ func (c Config) withDefaults() (Config, error) {
 		{"Settle", &c.Settle, 0},
 		{"ReleaseTimeout", &c.ReleaseTimeout, DefaultReleaseTimeout},
 		{"DisconnectGrace", &c.DisconnectGrace, 0},
+		{"DepartureDelay", &c.DepartureDelay, 0},
 	} {
 		if *d.v < 0 {
 			return c, fmt.Errorf("%w: %s %v: negative", ErrInvalidConfig, d.name, *d.v)

@@ -47,6 +47,9 @@ var ErrContended = errors.New("partitions: too much contention")
 // topic they make unwritable (corrupt, or too full) still refuses the
 // change after the earlier multis were applied.
 func write(c writer, paths zkpath.Group, acl []zk.ACL, remove bool, ids map[string][]int32) error {
+	if len(acl) == 0 {
+		acl = zk.WorldACL(zk.PermAll)
+	}
 	w := &topicWrite{c: c, paths: paths, acl: acl, remove: remove, ids: ids}
 	topics := slices.Sorted(maps.Keys(ids))
 	written := false

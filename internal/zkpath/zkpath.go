@@ -3,6 +3,7 @@
 //	<root>/groups/<group>/members/<member>       ephemeral
 //	<root>/groups/<group>/partitions/<topic>     persistent, compact id ranges
 //	<root>/groups/<group>/owners/<topic>:<id>    ephemeral, hand-off claims
+//	<root>/groups/<group>/seats/<member>         persistent, with DepartureDelay
 package zkpath
 
 import (
@@ -27,6 +28,12 @@ func (g Group) Members() string { return g.Dir() + "/members" }
 
 // Member is one member's node.
 func (g Group) Member(name string) string { return g.Members() + "/" + name }
+
+// Seats is the parent of the seat nodes (DepartureDelay).
+func (g Group) Seats() string { return g.Dir() + "/seats" }
+
+// Seat is one member's seat node.
+func (g Group) Seat(name string) string { return g.Seats() + "/" + name }
 
 // Partitions is the parent of the topic nodes.
 func (g Group) Partitions() string { return g.Dir() + "/partitions" }
