@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/claims"
@@ -33,6 +36,11 @@ var (
 	// assignments would leave partitions unconsumed. The error names the
 	// member and both strategies.
 	ErrStrategyMismatch = membership.ErrStrategyMismatch
+	// ErrNoAuth is wrapped by the error that stops the allocator when
+	// ZooKeeper refuses one of its requests for want of permission: the
+	// ACL of a node, or of its parent, does not grant the credentials of
+	// [Config.Auth]. It is not retried. The error names the path.
+	ErrNoAuth = zk.ErrNoAuth
 )
 
 // Allocator is one member of a consumer group. Create it with [New], call
@@ -73,16 +81,21 @@ func New(cfg Config) (*Allocator, error) {
 	paths := zkpath.Group{Root: cfg.chroot + cfg.Root, Group: cfg.Group}
 	log := cfg.Logger.With("group", cfg.Group, "member", cfg.Member)
 
-	sess := session.New(session.Config{Servers: cfg.Servers, Timeout: cfg.SessionTimeout, WrapConn: cfg.wrapConn, Logger: log})
+	auth := make([]session.Auth, len(cfg.Auth))
+	for i, a := range cfg.Auth {
+		auth[i] = session.Auth{Scheme: a.Scheme, Credentials: slices.Clone(a.Credentials)}
+	}
+	sess := session.New(session.Config{Servers: cfg.Servers, Timeout: cfg.SessionTimeout, Auth: auth, WrapConn: cfg.wrapConn, Logger: log})
 	members := membership.New(membership.Config{
 		Paths:   paths,
 		Member:  cfg.Member,
 		Info:    membership.ThisProcess(cfg.Strategy.Name()),
 		Seats:   cfg.DepartureDelay > 0,
 		Session: sess.Subscribe(),
+		ACL:     cfg.ACL,
 		Logger:  log,
 	})
-	set, err := partitions.New(partitions.Config{Paths: paths, Seed: cfg.Partitions, Session: sess.Subscribe(), Logger: log})
+	set, err := partitions.New(partitions.Config{Paths: paths, Seed: cfg.Partitions, Session: sess.Subscribe(), ACL: cfg.ACL, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("%w: Partitions: %w", ErrInvalidConfig, err)
 	}
@@ -92,6 +105,7 @@ func New(cfg Config) (*Allocator, error) {
 		Session:  sess.Subscribe(),
 		Logger:   log,
 		Strategy: cfg.Strategy.Name(),
+		ACL:      cfg.ACL,
 	})
 	reb := member.NewActor(member.ActorConfig{
 		Config: member.Config{

@@ -29,6 +29,8 @@ type Config struct {
 	Session *actor.Latest[session.State]
 	Logger  *slog.Logger
 	Clock   actor.Clock
+	// ACL is given to the nodes the actor creates; default world-all.
+	ACL []zk.ACL
 
 	// Strategy is the name of this member's strategy, to compare with a
 	// stuck claim's holder's in the log (see [Stuck]).
@@ -114,6 +116,9 @@ func New(cfg Config) *Claims {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = actor.RealClock()
+	}
+	if len(cfg.ACL) == 0 {
+		cfg.ACL = zk.WorldACL(zk.PermAll)
 	}
 	return &Claims{
 		cfg:        cfg,
@@ -421,7 +426,7 @@ func (c *Claims) check(conn session.Conn, p partitions.Partition, sid int64) out
 func (c *Claims) acquire(conn session.Conn, p partitions.Partition, sid int64) outcome {
 	path := c.path(p)
 	for attempt := 0; attempt < 5; attempt++ {
-		res, err := conn.Multi(createOps([]string{path}, []byte(c.cfg.Member))...)
+		res, err := conn.Multi(createOps([]string{path}, []byte(c.cfg.Member), c.cfg.ACL)...)
 		switch {
 		case err == nil && conn.SessionID() != sid:
 			return outcome{err: errSessionMoved(sid, "claim "+p.String()), unsure: true}
@@ -429,7 +434,7 @@ func (c *Claims) acquire(conn session.Conn, p partitions.Partition, sid int64) o
 			c.cfg.Logger.Debug("zkalloc: claimed", "partition", p.String())
 			return outcome{state: stateHeld, token: tokenOf(res)}
 		case errors.Is(err, zk.ErrNoNode):
-			if err := zkpath.Ensure(conn, c.cfg.Paths.Owners()); err != nil {
+			if err := zkpath.Ensure(conn, c.cfg.Paths.Owners(), c.cfg.ACL...); err != nil {
 				return outcome{err: fmt.Errorf("create %s: %w", c.cfg.Paths.Owners(), err)}
 			}
 			continue

@@ -92,7 +92,7 @@ func (c *Claims) createAll(conn session.Conn, ps []partitions.Partition, idx []i
 	}
 	bounds := batches(paths, len(data))
 	create := func(b int) {
-		ops := createOps(paths[bounds[b]:bounds[b+1]], data)
+		ops := createOps(paths[bounds[b]:bounds[b+1]], data, c.cfg.ACL)
 		res, err := conn.Multi(ops...)
 		st, r := batchDone, outcome{state: stateHeld}
 		switch {
@@ -123,7 +123,7 @@ func (c *Claims) createAll(conn session.Conn, ps []partitions.Partition, idx []i
 			again = append(again, b)
 		}
 	}
-	if len(again) > 0 && zkpath.Ensure(conn, c.cfg.Paths.Owners()) == nil {
+	if len(again) > 0 && zkpath.Ensure(conn, c.cfg.Paths.Owners(), c.cfg.ACL...) == nil {
 		inflight.DoAtMost(len(again), claimBatchesInFlight, func(k int) { create(again[k]) })
 	}
 }
@@ -140,8 +140,7 @@ func (c *Claims) createAll(conn session.Conn, ps []partitions.Partition, idx []i
 // each (or one per batch, and a race with whoever deletes them
 // meanwhile). The claim's version becomes 1; nothing reads it but the
 // release, which deletes at the version it read.
-func createOps(paths []string, data []byte) []any {
-	acl := zk.WorldACL(zk.PermAll)
+func createOps(paths []string, data []byte, acl []zk.ACL) []any {
 	ops := make([]any, 0, len(paths)+1)
 	for _, path := range paths {
 		ops = append(ops, &zk.CreateRequest{Path: path, Data: data, Acl: acl, Flags: zk.FlagEphemeral})

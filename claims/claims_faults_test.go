@@ -1,6 +1,7 @@
 package claims_test
 
 import (
+	"errors"
 	"log/slog"
 	"slices"
 	"sync/atomic"
@@ -20,8 +21,10 @@ import (
 
 // refusingConn, while refuse reports true for a path, refuses every write
 // to it (a create, a delete, a multi-operation with either) with
-// zk.ErrNoAuth, as a server does when an ACL forbids it: a failure that no
-// retry cures.
+// errRefused: a failure that no retry cures. (Not zk.ErrNoAuth, which
+// stops the actor: see ioloop.IsPermanent.)
+var errRefused = errors.New("refused by the test")
+
 type refusingConn struct {
 	session.Conn
 	refuse func(path string) bool
@@ -29,14 +32,14 @@ type refusingConn struct {
 
 func (c refusingConn) Create(p string, data []byte, flags int32, acl []zk.ACL) (string, error) {
 	if c.refuse(p) {
-		return "", zk.ErrNoAuth
+		return "", errRefused
 	}
 	return c.Conn.Create(p, data, flags, acl)
 }
 
 func (c refusingConn) Delete(p string, version int32) error {
 	if c.refuse(p) {
-		return zk.ErrNoAuth
+		return errRefused
 	}
 	return c.Conn.Delete(p, version)
 }
@@ -51,7 +54,7 @@ func (c refusingConn) Multi(ops ...any) ([]zk.MultiResponse, error) {
 			path = r.Path
 		}
 		if c.refuse(path) {
-			return nil, zk.ErrNoAuth
+			return nil, errRefused
 		}
 	}
 	return c.Conn.Multi(ops...)

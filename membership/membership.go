@@ -53,6 +53,8 @@ type Config struct {
 	// created (or its version bumped) at every registration, and lists
 	// the group's seats in every View: DepartureDelay.
 	Seats bool
+	// ACL is given to the nodes the actor creates; default world-all.
+	ACL []zk.ACL
 	// Resync is the period of the safety re-list; default 30s.
 	Resync time.Duration
 	Logger *slog.Logger
@@ -78,6 +80,8 @@ type Membership struct {
 	ownWatch     <-chan zk.Event // on our own node: deleted, or changed, by someone else
 	last         View
 	published    bool
+	verdicts     verdicts // which children of members/ are members
+	refused      string   // the last list refused by the bounds, as logged
 
 	expire    *actor.Latest[[]Seat] // seats to delete, from Expire
 	toExpire  []Seat                // taken from expire, not yet deleted
@@ -89,6 +93,9 @@ type Membership struct {
 func New(cfg Config) *Membership {
 	if cfg.Resync == 0 {
 		cfg.Resync = 30 * time.Second
+	}
+	if len(cfg.ACL) == 0 {
+		cfg.ACL = zk.WorldACL(zk.PermAll)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -263,10 +270,29 @@ func (m *Membership) list(conn session.Conn) error {
 		if errors.Is(err, zk.ErrNoNode) {
 			m.needRegister = true // the group was deleted under us
 		}
-		return fmt.Errorf("list members: %w", err)
+		return fmt.Errorf("list members %s: %w", m.cfg.Paths.Members(), err)
 	}
-	v := View{Members: names, Zxid: stat.Pzxid, SessionID: conn.SessionID(), Reconnects: m.loop.State().Reconnects}
+	m.watch = watch
+	if m.cfg.Seats && sl.err == nil {
+		m.seatWatch = sl.watch
+	}
+	if err := checkBounds(names, 0); err != nil {
+		// Refused until the list changes: its watch is armed. Reading it
+		// again sooner would only load the server.
+		m.needList = false
+		if msg := err.Error(); msg != m.refused {
+			m.refused = msg
+			m.cfg.Logger.Error("zkalloc: refusing the member list; keeping the last one until it changes", "path", m.cfg.Paths.Members(), "err", msg)
+		}
+		return nil
+	}
+	m.refused = ""
 	slices.Sort(names)
+	members, err := m.members(conn, names, stat.Pzxid)
+	if err != nil {
+		return err
+	}
+	v := View{Members: members, Zxid: stat.Pzxid, SessionID: conn.SessionID(), Reconnects: m.loop.State().Reconnects}
 	if m.cfg.Seats {
 		if sl.err != nil {
 			if errors.Is(sl.err, zk.ErrNoNode) {
@@ -274,17 +300,15 @@ func (m *Membership) list(conn session.Conn) error {
 			}
 			return fmt.Errorf("list seats: %w", sl.err)
 		}
-		if v.Seats, err = seats(conn, m.cfg.Paths, sl.names, names); err != nil {
+		if v.Seats, err = seats(conn, m.cfg.Paths, sl.names, members); err != nil {
 			return err
 		}
 		v.Zxid = max(v.Zxid, sl.stat.Pzxid)
-		m.seatWatch = sl.watch
 		if _, found := slices.BinarySearch(sl.names, m.cfg.Member); !found && m.registeredIn == conn.SessionID() {
 			m.needSeat = true // deleted as we came back: make it again
 		}
 	}
 	m.needList = false
-	m.watch = watch
 	if _, found := slices.BinarySearch(names, m.cfg.Member); !found {
 		m.cfg.Logger.Warn("zkalloc: own member node is missing; registering again")
 		m.needRegister = true
@@ -295,7 +319,7 @@ func (m *Membership) list(conn session.Conn) error {
 
 // isFatal says which errors end Run instead of being retried.
 func isFatal(err error) bool {
-	return errors.Is(err, ErrDuplicateMember) || errors.Is(err, ErrStrategyMismatch)
+	return errors.Is(err, ErrDuplicateMember) || errors.Is(err, ErrStrategyMismatch) || errors.Is(err, ErrGroupFull)
 }
 
 // register creates the member's ephemeral node in the current session.
@@ -306,14 +330,14 @@ func (m *Membership) register(conn session.Conn) error {
 			return fmt.Errorf("register %s: node keeps changing", p)
 		}
 		sid := conn.SessionID()
-		_, err := conn.Create(p, m.data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		_, err := conn.Create(p, m.data, zk.FlagEphemeral, m.cfg.ACL)
 		switch {
 		case err == nil:
 			m.registeredIn = sid
 			m.cfg.Logger.Info("zkalloc: member registered", "session", fmt.Sprintf("%#x", sid))
 			return nil
 		case errors.Is(err, zk.ErrNoNode):
-			if err := zkpath.Ensure(conn, m.cfg.Paths.Members()); err != nil {
+			if err := zkpath.Ensure(conn, m.cfg.Paths.Members(), m.cfg.ACL...); err != nil {
 				return fmt.Errorf("create %s: %w", m.cfg.Paths.Members(), err)
 			}
 		case errors.Is(err, zk.ErrNodeExists):

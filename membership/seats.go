@@ -69,12 +69,12 @@ func (m *Membership) ensureSeat(conn session.Conn) error {
 		return nil
 	}
 	for range 2 {
-		_, err = conn.Create(p, data, 0, zk.WorldACL(zk.PermAll))
+		_, err = conn.Create(p, data, 0, m.cfg.ACL)
 		switch {
 		case err == nil || errors.Is(err, zk.ErrNodeExists):
 			return nil
 		case errors.Is(err, zk.ErrNoNode):
-			if err := zkpath.Ensure(conn, m.cfg.Paths.Seats()); err != nil {
+			if err := zkpath.Ensure(conn, m.cfg.Paths.Seats(), m.cfg.ACL...); err != nil {
 				return fmt.Errorf("create %s: %w", m.cfg.Paths.Seats(), err)
 			}
 		default:

@@ -47,7 +47,7 @@ func Change(c Conn, paths zkpath.Group, remove bool, topics map[string][]int32) 
 			return fmt.Errorf("%w: the set's topic names would take %d bytes, more than %d", ErrInvalid, n, MaxTopicsBytes)
 		}
 	}
-	return write(c, paths, remove, norm)
+	return write(c, paths, nil, remove, norm)
 }
 
 // Read returns the group's shared set as it is in ZooKeeper: each topic's
@@ -61,9 +61,10 @@ func Read(c Conn, paths zkpath.Group) (topics map[string][]int32, corrupt []Topi
 	}
 	slices.Sort(names)
 	type result struct {
-		ids []int32
-		bad error
-		err error
+		data  []byte
+		count int
+		bad   error
+		err   error
 	}
 	out := make([]result, len(names))
 	inflight.Do(len(names), func(i int) {
@@ -72,11 +73,14 @@ func Read(c Conn, paths zkpath.Group) (topics map[string][]int32, corrupt []Topi
 			out[i].err = err
 			return
 		}
+		out[i].data = data
 		if out[i].bad = ValidateTopic(names[i]); out[i].bad == nil {
-			out[i].ids, out[i].bad = DecodeIDs(data)
+			out[i].count, out[i].bad = CountIDs(data)
 		}
 	})
+	// Decoded within MaxPartitions, in name order, as a member does.
 	topics = make(map[string][]int32, len(names))
+	used := 0
 	for i, r := range out {
 		switch {
 		case errors.Is(r.err, zk.ErrNoNode): // deleted since listed
@@ -84,9 +88,13 @@ func Read(c Conn, paths zkpath.Group) (topics map[string][]int32, corrupt []Topi
 			return nil, nil, r.err
 		case r.bad != nil:
 			corrupt = append(corrupt, TopicError{Topic: names[i], Err: r.bad})
+		case used+r.count > MaxPartitions:
+			corrupt = append(corrupt, TopicError{Topic: names[i], Err: errPastMaxPartitions(r.count)})
 		default:
-			topics[names[i]] = r.ids
+			used += r.count
+			topics[names[i]], _ = DecodeIDs(r.data) // counted: valid
 		}
+		out[i].data = nil
 	}
 	return topics, corrupt, nil
 }
