@@ -28,6 +28,8 @@ test: zookeeper
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) test $(RACE) -count=1 ./...
 	cd bench && $(GO) vet ./... && $(GO) test $(RACE) -count=1 ./...
+	cd metrics/prometheus && $(GO) vet ./... && $(GO) test $(RACE) -count=1 ./...
+	cd examples/franzgo && $(GO) vet ./... && $(GO) test $(RACE) -count=1 ./...
 
 ## bench: the assignor comparison table (bench/RESULTS.md), the
 ## convergence benchmark and the session's resume against a local ZooKeeper.
@@ -38,4 +40,4 @@ bench: zookeeper
 
 ## demo: a local ZooKeeper and a few members in one process.
 demo: zookeeper
-	$(GO) run ./cmd/zkalloc-demo
+	$(GO) run ./cmd/zkalloc demo

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/claims"
@@ -16,13 +19,6 @@ import (
 	"github.com/zkalloc/zkalloc/rebalance/member"
 	"github.com/zkalloc/zkalloc/session"
 )
-
-// Partition names one partition of one topic; see [partitions.Partition].
-type Partition = partitions.Partition
-
-// Update is one snapshot of this member's assignment; see
-// [member.Update].
-type Update = member.Update
 
 var (
 	// ErrClosed is returned by calls on an allocator that has been closed
@@ -40,6 +36,11 @@ var (
 	// assignments would leave partitions unconsumed. The error names the
 	// member and both strategies.
 	ErrStrategyMismatch = membership.ErrStrategyMismatch
+	// ErrNoAuth is wrapped by the error that stops the allocator when
+	// ZooKeeper refuses one of its requests for want of permission: the
+	// ACL of a node, or of its parent, does not grant the credentials of
+	// [Config.Auth]. It is not retried. The error names the path.
+	ErrNoAuth = zk.ErrNoAuth
 )
 
 // Allocator is one member of a consumer group. Create it with [New], call
@@ -51,7 +52,7 @@ type Allocator struct {
 	sess    *session.Session
 	members *membership.Membership
 	set     *partitions.Set
-	reb     *member.Actor
+	reb     *member.Actor[Update]
 	group   actor.Group
 
 	mu      sync.Mutex
@@ -80,26 +81,31 @@ func New(cfg Config) (*Allocator, error) {
 	paths := zkpath.Group{Root: cfg.chroot + cfg.Root, Group: cfg.Group}
 	log := cfg.Logger.With("group", cfg.Group, "member", cfg.Member)
 
-	sess := session.New(session.Config{Servers: cfg.Servers, Timeout: cfg.SessionTimeout, WrapConn: cfg.wrapConn, Logger: log})
+	auth := make([]session.Auth, len(cfg.Auth))
+	for i, a := range cfg.Auth {
+		auth[i] = session.Auth{Scheme: a.Scheme, Credentials: slices.Clone(a.Credentials)}
+	}
+	sess := session.New(session.Config{Servers: cfg.Servers, Timeout: cfg.SessionTimeout, Auth: auth, WrapConn: cfg.wrapConn, Logger: log})
 	members := membership.New(membership.Config{
 		Paths:   paths,
 		Member:  cfg.Member,
 		Info:    membership.ThisProcess(cfg.Strategy.Name()),
+		Seats:   cfg.DepartureDelay > 0,
 		Session: sess.Subscribe(),
+		ACL:     cfg.ACL,
 		Logger:  log,
 	})
-	set, err := partitions.New(partitions.Config{Paths: paths, Seed: cfg.Partitions, Session: sess.Subscribe(), Logger: log})
+	set, err := partitions.New(partitions.Config{Paths: paths, Seed: cfg.Partitions, Session: sess.Subscribe(), ACL: cfg.ACL, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("%w: Partitions: %w", ErrInvalidConfig, err)
 	}
 	owners := claims.New(claims.Config{
-		Paths:          paths,
-		Member:         cfg.Member,
-		Session:        sess.Subscribe(),
-		Logger:         log,
-		Settle:         cfg.Settle,
-		ReleaseTimeout: cfg.ReleaseTimeout,
-		Strategy:       cfg.Strategy.Name(),
+		Paths:    paths,
+		Member:   cfg.Member,
+		Session:  sess.Subscribe(),
+		Logger:   log,
+		Strategy: cfg.Strategy.Name(),
+		ACL:      cfg.ACL,
 	})
 	reb := member.NewActor(member.ActorConfig{
 		Config: member.Config{
@@ -107,15 +113,18 @@ func New(cfg Config) (*Allocator, error) {
 			Settle:         cfg.Settle,
 			ReleaseTimeout: cfg.ReleaseTimeout,
 			Grace:          cfg.DisconnectGrace,
+			DepartureDelay: cfg.DepartureDelay,
 		},
+		Expire:   members.Expire,
 		Strategy: cfg.Strategy,
 		Session:  sess.Subscribe(),
 		Members:  members.Views(),
 		Parts:    set.Views(),
 		Desired:  owners.Desired(),
 		Held:     owners.Held(),
+		Stuck:    owners.Stuck(),
 		Logger:   log,
-	})
+	}, member.Output[Update]{Wrap: newUpdate})
 	a := &Allocator{cfg: cfg, sess: sess, members: members, set: set, reb: reb, done: make(chan struct{})}
 	a.sessExited = make(chan struct{})
 	a.group.Add("session", actor.Func(a.watchSession))
@@ -191,9 +200,22 @@ func (a *Allocator) run(ctx context.Context) {
 		defer close(a.sessExited)
 		a.sessErr = a.sess.Run(sessCtx)
 	}()
+	var metricsDone chan struct{}
+	stopMetrics := make(chan struct{})
+	if a.cfg.Metrics != nil {
+		metricsDone = make(chan struct{})
+		go func() {
+			defer close(metricsDone)
+			a.reportMetrics(stopMetrics)
+		}()
+	}
 	err := a.group.Run(ctx)
 	stopSession()
 	<-a.sessExited
+	close(stopMetrics)
+	if metricsDone != nil {
+		<-metricsDone
+	}
 	select {
 	case <-a.reb.Ready():
 		if err != nil {

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/partitions"
@@ -92,8 +95,49 @@ type Config struct {
 	// ZooKeeper leader last vouched for the session (a sync it answered),
 	// before it can expire the session and let another member take them.
 	DisconnectGrace time.Duration
+	// DepartureDelay keeps a departed member's seat for this long, so
+	// that a planned restart moves nothing (after Kafka's static
+	// membership): when a member's node goes (Close, or its session
+	// expires), its partitions stay unassigned and nobody else's
+	// assignment changes; if a member of the same name joins again within
+	// the delay, it gets exactly the same partitions back. Once the delay
+	// has run out the seat goes, and the others take the partitions over,
+	// all at that one ZooKeeper event. The seat is a persistent node,
+	// <group>/seats/<member>. Update.Members lists the live members only.
+	// Members of a group should use the same delay: the seat goes when
+	// the shortest has run out, and a member with none takes no account
+	// of seats, so until then it waits for partitions the others keep
+	// (never owned twice). Default 0: the others take over at once, and
+	// no seat is kept.
+	DepartureDelay time.Duration
 	// Logger receives the allocator's logs; default slog.Default().
 	Logger *slog.Logger
+	// Metrics, if set, is called with counts of what happened (hand-offs,
+	// strategy runs, reconnections; see [Event]), for a metrics system
+	// such as Prometheus (the adapter github.com/zkalloc/zkalloc/metrics/prometheus).
+	// It is called from one goroutine of its own, never from the
+	// allocator's loops: a slow Metrics delays nothing but its own calls,
+	// whose Events then come coalesced. The last call is made before Close
+	// returns. [Allocator.Stats] gives the gauges.
+	Metrics func(Event)
+
+	// Auth holds the identities given to ZooKeeper on every connection,
+	// before any request of the allocator's, as ZooKeeper's addauth does:
+	// for example {Scheme: "digest", Credentials: []byte("user:secret")}.
+	// Default none. A server that refuses them (an unknown scheme) stops
+	// the allocator with an error naming AuthFailed.
+	Auth []Auth
+	// ACL is given to every node the allocator creates: the group's nodes
+	// and, when missing, the chroot, Root and Root/groups above them
+	// (create those beforehand if groups with other credentials share
+	// them). Default: with Auth, every permission for the identities of
+	// Auth (zk.AuthACL(zk.PermAll), scheme "auth") and read for everyone,
+	// so that status tools can look; without Auth, every permission for
+	// everyone (zk.WorldACL(zk.PermAll)). Between them, the entries must
+	// grant read, write, create and delete. A request that an ACL refuses
+	// (NoAuth) stops the allocator with an error wrapping [ErrNoAuth] that
+	// names the path; it is not retried.
+	ACL []zk.ACL
 
 	// chroot is the chroot path the Servers carry, "" if none; set by
 	// withDefaults, which also strips it from Servers.
@@ -102,6 +146,12 @@ type Config struct {
 	// wrapConn, set only by tests (export_test.go), instruments the
 	// ZooKeeper client, for instance to count requests.
 	wrapConn func(session.Conn) session.Conn
+}
+
+// Auth is one identity given to ZooKeeper; see [Config.Auth].
+type Auth struct {
+	Scheme      string // such as "digest"
+	Credentials []byte // for digest, "user:password"
 }
 
 // withDefaults validates c and returns it with defaults filled in. The
@@ -133,6 +183,7 @@ func (c Config) withDefaults() (Config, error) {
 		{"Settle", &c.Settle, 0},
 		{"ReleaseTimeout", &c.ReleaseTimeout, DefaultReleaseTimeout},
 		{"DisconnectGrace", &c.DisconnectGrace, 0},
+		{"DepartureDelay", &c.DepartureDelay, 0},
 	} {
 		if *d.v < 0 {
 			return c, fmt.Errorf("%w: %s %v: negative", ErrInvalidConfig, d.name, *d.v)
@@ -140,6 +191,15 @@ func (c Config) withDefaults() (Config, error) {
 		if *d.v == 0 {
 			*d.v = d.def
 		}
+	}
+	if err := validateAuth(c.Auth); err != nil {
+		return c, err
+	}
+	if len(c.ACL) == 0 && len(c.Auth) > 0 {
+		c.ACL = append(zk.AuthACL(zk.PermAll), zk.WorldACL(zk.PermRead)...)
+	}
+	if err := validateACL(c.ACL, len(c.Auth) > 0); err != nil {
+		return c, err
 	}
 	if c.Strategy == nil {
 		c.Strategy = rebalance.Balanced
@@ -172,4 +232,75 @@ func quoteShort(s string) string {
 		return strconv.Quote(s)
 	}
 	return fmt.Sprintf("%q... (%d bytes)", s[:show], len(s))
+}
+
+// validateAuth checks the identities of [Config.Auth].
+func validateAuth(auth []Auth) error {
+	for i, a := range auth {
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("%w: Auth[%d] (scheme %s): %s", ErrInvalidConfig, i, quoteShort(a.Scheme), fmt.Sprintf(format, args...))
+		}
+		switch {
+		case a.Scheme == "":
+			return bad("empty scheme")
+		case strings.IndexFunc(a.Scheme, func(r rune) bool { return r <= ' ' || r >= 0x7f }) >= 0:
+			return bad("the scheme has white space or characters outside printable ASCII")
+		case a.Scheme == "world" || a.Scheme == "auth":
+			return bad("%q is a scheme of ACLs, not of credentials", a.Scheme)
+		case len(a.Credentials) == 0:
+			return bad("empty credentials")
+		case a.Scheme == "digest":
+			if user, _, ok := strings.Cut(string(a.Credentials), ":"); !ok || user == "" {
+				return bad("digest credentials are user:password")
+			}
+		}
+	}
+	return nil
+}
+
+// neededPerms are the permissions the allocator uses on its nodes.
+const neededPerms = zk.PermRead | zk.PermWrite | zk.PermCreate | zk.PermDelete
+
+// validateACL checks [Config.ACL]; authenticated says whether Config.Auth
+// gives identities, which an entry of scheme "auth" needs.
+func validateACL(acl []zk.ACL, authenticated bool) error {
+	var all int32
+	for i, e := range acl {
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("%w: ACL[%d] %s:%s: %s", ErrInvalidConfig, i, quoteShort(e.Scheme), quoteShort(e.ID), fmt.Sprintf(format, args...))
+		}
+		switch {
+		case e.Perms <= 0 || e.Perms&^zk.PermAll != 0:
+			return bad("permissions %#x: want a non-empty combination of zk.PermRead, PermWrite, PermCreate, PermDelete, PermAdmin", e.Perms)
+		case e.Scheme == "":
+			return bad("empty scheme")
+		case e.Scheme == "world" && e.ID != "anyone":
+			return bad(`scheme "world" has the one ID "anyone"`)
+		case e.Scheme == "auth" && !authenticated:
+			return bad(`scheme "auth" stands for the identities of Config.Auth, which is empty`)
+		case e.Scheme == "digest" && !strings.Contains(e.ID, ":"):
+			return bad("a digest ID is user:base64(sha1(user:password))")
+		case e.Scheme != "world" && e.Scheme != "auth" && e.ID == "":
+			return bad("empty ID")
+		}
+		all |= e.Perms
+	}
+	if len(acl) > 0 && all&neededPerms != neededPerms {
+		return fmt.Errorf("%w: ACL: no entry grants %s, which the allocator needs", ErrInvalidConfig, permNames(neededPerms&^all))
+	}
+	return nil
+}
+
+// permNames names the permissions of perms, as ZooKeeper's shell does.
+func permNames(perms int32) string {
+	var names []string
+	for _, p := range []struct {
+		bit  int32
+		name string
+	}{{zk.PermRead, "read"}, {zk.PermWrite, "write"}, {zk.PermCreate, "create"}, {zk.PermDelete, "delete"}, {zk.PermAdmin, "admin"}} {
+		if perms&p.bit != 0 {
+			names = append(names, p.name)
+		}
+	}
+	return strings.Join(names, ", ")
 }

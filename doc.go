@@ -41,6 +41,7 @@
 //	<root>/groups/<group>/members/<member>      ephemeral; small JSON about the process
 //	<root>/groups/<group>/partitions/<topic>    persistent; compact id ranges such as "0-63,70"
 //	<root>/groups/<group>/owners/<topic>:<id>   ephemeral; the owner's member name (hand-off claims)
+//	<root>/groups/<group>/seats/<member>        persistent, with Config.DepartureDelay; the member's name
 //
 // # Guarantees
 //
@@ -55,6 +56,9 @@
 // always before its session can expire; after an expiry it joins again
 // with a new session and reclaims. A member configured with another
 // strategy than its group's is refused at Start ([ErrStrategyMismatch]).
+// With Config.DepartureDelay, a member that leaves keeps its seat for
+// that long: its partitions wait for it, nobody else's move, and all
+// members switch at the one ZooKeeper event that ends the seat.
 // Updates are latest-wins snapshots: a slow consumer never holds up the
 // allocator and never misses a revocation.
 package zkalloc

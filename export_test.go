@@ -8,3 +8,7 @@ func WithWrapConn(cfg Config, wrap func(session.Conn) session.Conn) Config {
 	cfg.wrapConn = wrap
 	return cfg
 }
+
+// Credentials returns the ID and password of a's ZooKeeper session, for
+// tests that make the server expire it.
+func Credentials(a *Allocator) (int64, []byte) { return a.sess.Credentials() }

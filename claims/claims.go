@@ -29,19 +29,16 @@ type Config struct {
 	Session *actor.Latest[session.State]
 	Logger  *slog.Logger
 	Clock   actor.Clock
+	// ACL is given to the nodes the actor creates; default world-all.
+	ACL []zk.ACL
 
-	// Settle and ReleaseTimeout are the member's (see rebalance.Config):
-	// with the session timeout they bound how long a hand-off between
-	// members that agree on the assignment takes. A wanted claim that
-	// another member keeps longer is logged with who holds it (see
-	// reportStuck).
-	Settle         time.Duration
-	ReleaseTimeout time.Duration
-	// StuckAfter, if positive, replaces that bound; for tests.
-	StuckAfter time.Duration
-	// Strategy is the name of this member's strategy, to compare with the
-	// holder's in that log.
+	// Strategy is the name of this member's strategy, to compare with a
+	// stuck claim's holder's in the log (see [Stuck]).
 	Strategy string
+	// CheckEvery is how often the claims held are checked for one deleted
+	// from outside (see [Claims]); 0 means the session timeout the server
+	// granted, a negative value never (for tests that count requests).
+	CheckEvery time.Duration
 }
 
 // Claims is the actor that holds this member's ownership claims, the
@@ -66,36 +63,51 @@ type Config struct {
 // watch that has fired by the next attempt is taken before it, so that
 // claims released in a batch are claimed again in one.
 //
-// A wanted claim that another session keeps for longer than a hand-off
-// can take (see stuckAfter) is logged, once for each holding session, with who holds it (see
-// reportStuck): members that agree on the assignment never take that
-// long, so the members of the group disagree.
+// Nobody else should touch the claims, but an operator or a script may
+// delete one, and the next owner of a partition in a hand-off then
+// creates its claim at once, while this member's consumer still works on
+// it. So every CheckEvery (a session timeout) the actor reads the owners
+// node's Stat: one request, whose Cversion counts every claim created or
+// deleted in the group. If it changed since the last look, every claim
+// held is checked as after a reconnection: one found gone is claimed again
+// (with a new token) while it is wanted; one another session holds meanwhile
+// is dropped from Held, and the member revokes its partition at once. A
+// claim deleted from outside is so noticed within about a session timeout,
+// plus the time to check the claims held (pipelined reads, about a second
+// at 100,000). The alternatives cost more at 100,000 partitions: a watch
+// on each claim held is a request each when it is created (where the
+// creates take one request for a hundred) and a SetWatches of every path
+// on each reconnection; a children watch on the owners node would read
+// every claim of the group, over a megabyte, on every change anywhere in
+// it. The price here is a full check after every change of the group's
+// claims, at most once a session timeout, and none while nothing changes.
+//
+// Held names the session holding each wanted claim it waits for; when
+// the member's core finds one held for longer than a hand-off can take,
+// it asks through [Claims.Stuck] for the holder to be looked up and
+// logged (see logStuck).
 type Claims struct {
 	cfg Config
 	in  *actor.Latest[Desired]
 	out *actor.Latest[Held]
+	box *StuckBox
 
 	// Owned by Run.
-	loop     *ioloop.Loop       // the session state and the retries
-	sessions map[int64]struct{} // every session this actor has had
-	desired  Desired
-	ours     map[partitions.Partition]struct{} // claims held by session st.SessionID
-	unsure   map[partitions.Partition]struct{} // creates whose outcome is unknown, in this session or one before
-	verify   bool                              // held claims must be checked after a reconnection
-	waiting  map[partitions.Partition]bool     // watched, held by another session; kept when unwanted, so wanting it again needs no new watch
-	watches  *zkwatch.Set
-	dirty    bool                            // something to do or to report
-	failing  bool                            // the last attempt failed (some claims may keep failing)
-	holders  map[partitions.Partition]holder // wanted claims found held by another session
-	stuck    actor.Timer                     // fires when the oldest unreported holder is stuckAfter old
-	groups   groups                          // claims that wait on another's watch (see claims_group.go)
-}
-
-// holder is another session's claim on a partition this member wants.
-type holder struct {
-	session  int64     // the claim's ephemeral owner
-	since    time.Time // when this actor first found that session holding it
-	reported bool
+	loop       *ioloop.Loop       // the session state and the retries
+	sessions   map[int64]struct{} // every session this actor has had
+	desired    Desired
+	ours       map[partitions.Partition]int64    // claims held by session st.SessionID: their creation zxid, the fencing token
+	unsure     map[partitions.Partition]struct{} // creates whose outcome is unknown, in this session or one before
+	verify     bool                              // held claims must be checked after a reconnection
+	waiting    map[partitions.Partition]bool     // watched, held by another session; kept when unwanted, so wanting it again needs no new watch
+	watches    *zkwatch.Set
+	dirty      bool                           // something to do or to report
+	holders    map[partitions.Partition]int64 // wanted claims found held by another session: its ID
+	checkTimer actor.Timer                    // fires when the claims are due to be checked
+	checkDue   bool                           // the owners node is to be looked at
+	cversion   int32                          // the owners node's Cversion when last looked at; valid if seen
+	seen       bool
+	groups     groups // claims that wait on another's watch (see claims_group.go)
 }
 
 // New returns a claims actor; it starts nothing.
@@ -106,19 +118,23 @@ func New(cfg Config) *Claims {
 	if cfg.Clock == nil {
 		cfg.Clock = actor.RealClock()
 	}
+	if len(cfg.ACL) == 0 {
+		cfg.ACL = zk.WorldACL(zk.PermAll)
+	}
 	return &Claims{
-		cfg:      cfg,
-		in:       actor.NewLatest[Desired](),
-		out:      actor.NewLatest[Held](),
-		sessions: make(map[int64]struct{}),
-		ours:     make(map[partitions.Partition]struct{}),
-		unsure:   make(map[partitions.Partition]struct{}),
-		waiting:  make(map[partitions.Partition]bool),
-		watches:  zkwatch.New(),
-		holders:  make(map[partitions.Partition]holder),
-		stuck:    actor.StoppedTimer(cfg.Clock),
-		groups:   newGroups(cfg.Clock),
-		loop:     ioloop.New(ioloop.Config{Session: cfg.Session, Clock: cfg.Clock, Logger: cfg.Logger, What: "claim update"}),
+		cfg:        cfg,
+		in:         actor.NewLatest[Desired](),
+		out:        actor.NewLatest[Held](),
+		sessions:   make(map[int64]struct{}),
+		ours:       make(map[partitions.Partition]int64),
+		unsure:     make(map[partitions.Partition]struct{}),
+		waiting:    make(map[partitions.Partition]bool),
+		watches:    zkwatch.New(),
+		box:        NewStuckBox(),
+		holders:    make(map[partitions.Partition]int64),
+		checkTimer: actor.StoppedTimer(cfg.Clock),
+		groups:     newGroups(cfg.Clock),
+		loop:       ioloop.New(ioloop.Config{Session: cfg.Session, Clock: cfg.Clock, Logger: cfg.Logger, What: "claim update"}),
 	}
 }
 
@@ -130,11 +146,15 @@ func (c *Claims) Desired() *actor.Latest[Desired] { return c.in }
 // member actor takes from it. Safe for concurrent use.
 func (c *Claims) Held() *actor.Latest[Held] { return c.out }
 
+// Stuck is where the actor takes the reports of stuck claims to log
+// from: the member actor puts them. Safe for concurrent use.
+func (c *Claims) Stuck() *StuckBox { return c.box }
+
 // Run keeps the claims until ctx is cancelled, and returns nil then. The
 // claims themselves go with the session when it is closed.
 func (c *Claims) Run(ctx context.Context) error {
 	defer c.watches.Close()
-	defer c.stuck.Stop()
+	defer c.checkTimer.Stop()
 	defer c.groups.timer.Stop()
 	defer c.loop.Stop()
 	for {
@@ -160,8 +180,13 @@ func (c *Claims) Run(ctx context.Context) error {
 			c.drainFired()
 		case <-c.loop.C():
 			c.loop.Fired()
-		case <-c.stuck.C():
-			c.reportStuck()
+		case <-c.checkTimer.C():
+			c.checkDue, c.dirty = true, true
+			c.armCheck()
+		case <-c.box.Changed():
+			for _, s := range c.box.Take() {
+				c.logStuck(s)
+			}
 		case <-c.groups.timer.C():
 			c.ungroupOld()
 		}
@@ -208,11 +233,11 @@ func (c *Claims) onSession(fresh bool) {
 			// releases it if unwanted, at the cost of one read if not.
 		}
 		if fresh {
+			c.armCheck()
 			c.verify = len(c.ours) > 0
 			c.watches.Reset() // watches may not have survived; re-arm on the next attempt
 			clear(c.waiting)
 			c.groups.clear()
-			c.failing = false // what failed says nothing of this connection
 		}
 		c.dirty = true
 	case session.Lost:
@@ -235,11 +260,16 @@ func (c *Claims) work() error {
 	if sid != c.loop.State().SessionID {
 		return fmt.Errorf("session changed to %#x; waiting for its state", sid)
 	}
+	if c.checkDue || c.verify {
+		if err := c.lookAtOwners(conn); err != nil {
+			return err
+		}
+	}
 	if c.verify {
 		mine := slices.Collect(maps.Keys(c.ours))
 		results := inParallel(mine, func(p partitions.Partition) outcome { return c.check(conn, p, sid) })
 		if err := c.apply(mine, results); err != nil {
-			return c.failed(err)
+			return err
 		}
 		c.verify = false
 	}
@@ -301,19 +331,41 @@ func (c *Claims) work() error {
 		c.report(sid)
 	}
 	if err := cmp.Or(relErr, acqErr); err != nil {
-		return c.failed(err)
+		return err
 	}
-	c.armStuck()
-	c.dirty, c.failing = false, false
+	c.dirty = false
 	return nil
 }
 
-// failed marks the attempt failed and arms the stuck report on the
-// holders recorded: an attempt that keeps failing must not silence it.
-func (c *Claims) failed(err error) error {
-	c.failing = true
-	c.armStuck()
-	return err
+// armCheck sets the timer for the next check of the claims held.
+func (c *Claims) armCheck() {
+	every := c.cfg.CheckEvery
+	if every == 0 {
+		every = c.loop.State().Timeout
+	}
+	if every > 0 {
+		c.checkTimer.Reset(every)
+	}
+}
+
+// lookAtOwners reads the owners node's Stat and, if a claim was created
+// or deleted under it since the last look (or this is the first),
+// has every claim held checked. The Stat is read before the claims, so a
+// claim deleted while they are checked changes it for the next look.
+func (c *Claims) lookAtOwners(conn session.Conn) error {
+	exists, stat, err := conn.Exists(c.cfg.Paths.Owners())
+	if err != nil {
+		return fmt.Errorf("read %s: %w", c.cfg.Paths.Owners(), err)
+	}
+	var cv int32 = -1
+	if exists {
+		cv = stat.Cversion
+	}
+	if !c.seen || cv != c.cversion {
+		c.verify = len(c.ours) > 0
+	}
+	c.cversion, c.seen, c.checkDue = cv, true, false
+	return nil
 }
 
 func (c *Claims) path(p partitions.Partition) string { return c.cfg.Paths.Owners() + "/" + p.String() }
@@ -323,6 +375,7 @@ func (c *Claims) path(p partitions.Partition) string { return c.cfg.Paths.Owners
 // the actor's state from them.
 type outcome struct {
 	state  claimState
+	token  int64                // for held: the claim's creation zxid
 	watch  <-chan zk.Event      // for waiting: fires when the holder's node changes
 	holder int64                // for waiting: the session that holds the claim
 	behind partitions.Partition // for deferred: the claim whose watch it waits on
@@ -355,15 +408,13 @@ func (c *Claims) apply(ps []partitions.Partition, results []outcome) error {
 		delete(c.unsure, p)
 		switch r.state {
 		case stateHeld:
-			c.ours[p] = struct{}{}
+			c.ours[p] = r.token
 			delete(c.holders, p)
 		case stateWaiting:
 			delete(c.ours, p)
 			c.waiting[p] = true
 			c.watches.Add(p.String(), r.watch)
-			if h, ok := c.holders[p]; !ok || h.session != r.holder {
-				c.holders[p] = holder{session: r.holder, since: c.cfg.Clock.Now()}
-			}
+			c.holders[p] = r.holder
 		case stateDeferred:
 			delete(c.ours, p)
 			c.waiting[p] = true
@@ -384,17 +435,21 @@ func inParallel(ps []partitions.Partition, f func(partitions.Partition) outcome)
 	return results
 }
 
-// check verifies, after a reconnection, that p's claim is still ours.
+// check verifies, after a reconnection or a change under the owners
+// node, that p's claim is still ours.
 func (c *Claims) check(conn session.Conn, p partitions.Partition, sid int64) outcome {
 	exists, stat, err := conn.Exists(c.path(p))
 	switch {
 	case err != nil:
 		return outcome{err: fmt.Errorf("verify claim %s: %w", p, err)}
-	case !exists || stat.EphemeralOwner != sid:
-		c.cfg.Logger.Warn("zkalloc: claim lost while disconnected", "partition", p.String())
+	case !exists:
+		c.cfg.Logger.Warn("zkalloc: claim held by this session is gone; claiming it again if still wanted", "partition", p.String())
+		return outcome{state: stateNotHeld}
+	case stat.EphemeralOwner != sid:
+		c.cfg.Logger.Warn("zkalloc: claim held by this session is now another's; the partition is revoked", "partition", p.String(), "owner", fmt.Sprintf("%#x", stat.EphemeralOwner))
 		return outcome{state: stateNotHeld}
 	}
-	return outcome{state: stateHeld}
+	return outcome{state: stateHeld, token: stat.Czxid}
 }
 
 // acquire tries to create p's claim; if another session holds it, it
@@ -402,15 +457,15 @@ func (c *Claims) check(conn session.Conn, p partitions.Partition, sid int64) out
 func (c *Claims) acquire(conn session.Conn, p partitions.Partition, sid int64) outcome {
 	path := c.path(p)
 	for attempt := 0; attempt < 5; attempt++ {
-		_, err := conn.Create(path, []byte(c.cfg.Member), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		res, err := conn.Multi(createOps([]string{path}, []byte(c.cfg.Member), c.cfg.ACL)...)
 		switch {
 		case err == nil && conn.SessionID() != sid:
 			return outcome{err: errSessionMoved(sid, "claim "+p.String()), unsure: true}
 		case err == nil:
 			c.cfg.Logger.Debug("zkalloc: claimed", "partition", p.String())
-			return outcome{state: stateHeld}
+			return outcome{state: stateHeld, token: tokenOf(res)}
 		case errors.Is(err, zk.ErrNoNode):
-			if err := zkpath.Ensure(conn, c.cfg.Paths.Owners()); err != nil {
+			if err := zkpath.Ensure(conn, c.cfg.Paths.Owners(), c.cfg.ACL...); err != nil {
 				return outcome{err: fmt.Errorf("create %s: %w", c.cfg.Paths.Owners(), err)}
 			}
 			continue
@@ -474,10 +529,20 @@ func (c *Claims) report(sid int64) {
 		list = append(list, p)
 	}
 	partitions.Sort(list)
+	tokens := make([]int64, len(list))
+	for i, p := range list {
+		tokens[i] = c.ours[p]
+	}
+	blocked := make([]Blocked, 0, len(c.holders))
+	for p, s := range c.holders {
+		blocked = append(blocked, Blocked{Partition: p, Session: s})
+	}
 	c.out.Set(Held{
 		SessionID:  sid,
 		Reconnects: c.loop.State().Reconnects,
 		Seq:        c.desired.Seq,
 		Held:       list,
+		Tokens:     tokens,
+		Blocked:    blocked,
 	})
 }

@@ -124,17 +124,14 @@ func (c *Claims) acquireAll(conn session.Conn, ps []partitions.Partition, sid in
 // the index into ps of that one, the first of the batch that did; -1 for
 // the others.
 func (c *Claims) createAll(conn session.Conn, ps []partitions.Partition, idx []int, sid int64, results []outcome, status []batchOutcome, culprit []int) {
-	data, acl := []byte(c.cfg.Member), zk.WorldACL(zk.PermAll)
+	data := []byte(c.cfg.Member)
 	paths := make([]string, len(idx))
 	for k, i := range idx {
 		paths[k] = c.path(ps[i])
 	}
 	bounds := batches(paths, len(data))
 	create := func(b int) {
-		ops := make([]any, 0, bounds[b+1]-bounds[b])
-		for _, path := range paths[bounds[b]:bounds[b+1]] {
-			ops = append(ops, &zk.CreateRequest{Path: path, Data: data, Acl: acl, Flags: zk.FlagEphemeral})
-		}
+		ops := createOps(paths[bounds[b]:bounds[b+1]], data, c.cfg.ACL)
 		res, err := conn.Multi(ops...)
 		st, r := batchDone, outcome{state: stateHeld}
 		switch {
@@ -148,11 +145,12 @@ func (c *Claims) createAll(conn session.Conn, ps []partitions.Partition, idx []i
 			r = outcome{err: errSessionMoved(sid, "claim"), unsure: true}
 			fallthrough
 		default:
-			c.cfg.Logger.Debug("zkalloc: claimed a batch", "first", paths[bounds[b]], "claims", len(ops))
+			r.token = tokenOf(res)
+			c.cfg.Logger.Debug("zkalloc: claimed a batch", "first", paths[bounds[b]], "claims", len(ops)-1)
 		}
 		first := -1
 		if st == batchRolledBack {
-			for k, op := range res {
+			for k, op := range res[:min(len(res), bounds[b+1]-bounds[b])] { // the creates, not the closing SetData
 				if errors.Is(op.Error, zk.ErrNodeExists) {
 					first = idx[bounds[b]+k]
 					break
@@ -176,9 +174,38 @@ func (c *Claims) createAll(conn session.Conn, ps []partitions.Partition, idx []i
 			again = append(again, b)
 		}
 	}
-	if len(again) > 0 && zkpath.Ensure(conn, c.cfg.Paths.Owners()) == nil {
+	if len(again) > 0 && zkpath.Ensure(conn, c.cfg.Paths.Owners(), c.cfg.ACL...) == nil {
 		inflight.DoAtMost(len(again), claimBatchesInFlight, func(k int) { create(again[k]) })
 	}
+}
+
+// createOps returns the operations of one transaction that creates the
+// claims at paths with data.
+//
+// The claim's creation zxid is its fencing token, but go-zookeeper's
+// Multi decodes no Stat for a create. So a SetData of the first claim, to
+// the data it was just created with, closes the transaction: its Stat
+// carries that claim's Czxid (see tokenOf), which every node the
+// transaction creates shares, a transaction having one zxid. It costs no
+// request and no round trip, where reading the claims back would cost one
+// each (or one per batch, and a race with whoever deletes them
+// meanwhile). The claim's version becomes 1; nothing reads it but the
+// release, which deletes at the version it read.
+func createOps(paths []string, data []byte, acl []zk.ACL) []any {
+	ops := make([]any, 0, len(paths)+1)
+	for _, path := range paths {
+		ops = append(ops, &zk.CreateRequest{Path: path, Data: data, Acl: acl, Flags: zk.FlagEphemeral})
+	}
+	return append(ops, &zk.SetDataRequest{Path: paths[0], Data: data, Version: 0})
+}
+
+// tokenOf returns the creation zxid of the claims a transaction of
+// createOps created, from the response of its last operation.
+func tokenOf(res []zk.MultiResponse) int64 {
+	if len(res) == 0 || res[len(res)-1].Stat == nil {
+		return 0
+	}
+	return res[len(res)-1].Stat.Czxid
 }
 
 // look reads p's claim with a watch, when creating it found it there (or a
@@ -195,7 +222,7 @@ func (c *Claims) look(conn session.Conn, p partitions.Partition, sid int64) (out
 	case !exists:
 		return outcome{}, foundFree, nil
 	case stat.EphemeralOwner == sid:
-		return outcome{state: stateHeld}, foundFinal, stat
+		return outcome{state: stateHeld, token: stat.Czxid}, foundFinal, stat
 	case c.ownedBefore(stat.EphemeralOwner):
 		return outcome{}, foundStale, stat
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -39,6 +38,7 @@ type claimer struct {
 	st       session.State // the latest state taken from probe
 	desired  *actor.Latest[claims.Desired]
 	held     *actor.Latest[claims.Held]
+	stuck    *claims.StuckBox
 	last     claims.Held // the latest Held taken
 	seq      uint64
 	requests atomic.Int64 // reads and writes sent by the claims actor
@@ -70,13 +70,17 @@ func startClaimerWith(t *testing.T, servers []string, name string, timeout time.
 			configure(&cfg)
 		}
 		ca := claims.New(cfg)
-		c.desired, c.held = ca.Desired(), ca.Held()
+		c.desired, c.held, c.stuck = ca.Desired(), ca.Held(), ca.Stuck()
 		return ca
 	})
 	c.probe, c.stop = probe, run.Stop
 	c.waitSession("up", actortest.IsUp)
 	return c
 }
+
+// noCheck turns the periodic check of the claims held off, for tests
+// that count requests.
+func noCheck(cfg *claims.Config) { cfg.CheckEvery = -1 }
 
 // waitSession waits until a published session state satisfies ok.
 func (c *claimer) waitSession(what string, ok func(session.State) bool) session.State {
@@ -207,8 +211,8 @@ func TestClaimsOneHoldsOtherWaitsThenTakesOver(t *testing.T) {
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers := []string{srv.Addr()}
 	obs := actortest.Observe(t, servers, claimWait)
-	a := startClaimer(t, servers, "a", 4*time.Second)
-	b := startClaimer(t, servers, "b", 4*time.Second)
+	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, noCheck)
+	b := startClaimerWith(t, servers, "b", 4*time.Second, nil, noCheck)
 	t0 := actortest.Parts("t", 0)
 
 	da, db := a.want(t0...), b.want(t0...)
@@ -257,8 +261,8 @@ func TestClaimsWatchOutlivesUnwantedClaim(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers := []string{srv.Addr()}
-	a := startClaimer(t, servers, "a", 4*time.Second)
-	b := startClaimer(t, servers, "b", 4*time.Second)
+	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, noCheck)
+	b := startClaimerWith(t, servers, "b", 4*time.Second, nil, noCheck)
 	a.waitHeld(holds(a.want(actortest.Parts("t", 0, 1)...), actortest.Parts("t", 0, 1)))
 	b.waitHeld(holds(b.want(actortest.Parts("t", 0, 1, 2)...), actortest.Parts("t", 2)))
 	b.waitHeld(holds(b.want(actortest.Parts("t", 1, 2)...), actortest.Parts("t", 2)))
@@ -337,11 +341,14 @@ func TestClaimsVerifiedAfterReconnect(t *testing.T) {
 	if st.SessionID != sid {
 		t.Fatalf("the session changed from %#x to %#x after a reset", sid, st.SessionID)
 	}
-	a.waitHeld("in the reconnected session", func(h claims.Held) bool {
+	h := a.waitHeld("in the reconnected session", func(h claims.Held) bool {
 		return h.SessionID == sid && h.Reconnects == st.Reconnects && h.Seq == d.Seq && slices.Equal(h.Held, want)
 	})
 	if again := checkClaim(t, obs.Conn, want[0], sid, "a"); again.Czxid != kept.Czxid {
 		t.Errorf("claim %s was re-created (czxid %d, was %d); want it verified and kept", want[0], again.Czxid, kept.Czxid)
+	}
+	if got := tokenOf(h, want[0]); got != kept.Czxid {
+		t.Errorf("token of the claim kept %d, want still %d", got, kept.Czxid)
 	}
 	checkClaim(t, obs.Conn, want[1], sid, "a") // found missing and claimed again
 }
@@ -529,7 +536,7 @@ func TestClaimsCreatedInBatches(t *testing.T) {
 	}
 	want := actortest.Parts("t", ids...)
 
-	a := startClaimer(t, servers, "a", 4*time.Second)
+	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, noCheck)
 	a.waitSession("up", func(st session.State) bool { return st.Status == session.Up })
 	before := a.requests.Load()
 	a.waitHeld(holds(a.want(want...), want))
@@ -546,7 +553,7 @@ func TestClaimsCreatedInBatches(t *testing.T) {
 		checkClaim(t, obs.Conn, p, a.st.SessionID, "a")
 	}
 
-	b := startClaimer(t, servers, "b", 4*time.Second)
+	b := startClaimerWith(t, servers, "b", 4*time.Second, nil, noCheck)
 	b.waitSession("up", func(st session.State) bool { return st.Status == session.Up })
 	before = b.requests.Load()
 	db := b.want(want...)
@@ -593,150 +600,6 @@ func TestClaimsReleaseOfVanishedClaims(t *testing.T) {
 	}
 	a.waitHeld(holds(a.want(), nil))
 	a.stop() // reports a crashed actor
-}
-
-// TestClaimsReportClaimsHeldTooLong: wanted claims that other sessions
-// hold for StuckAfter are logged once per holding session, naming the
-// holder: an error when its member node shows another strategy, a warning
-// when it is no member at all. A claim handed over in time is not logged.
-func TestClaimsReportClaimsHeldTooLong(t *testing.T) {
-	t.Parallel()
-	srv := zktest.Standalone(t, zktest.Options{})
-	servers := []string{srv.Addr()}
-	other, ghost := actortest.Observe(t, servers, claimWait), actortest.Observe(t, servers, claimWait)
-	for _, p := range []string{claimPaths.Members(), claimPaths.Owners()} {
-		if err := zkpath.Ensure(other.Conn, p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	create := func(conn session.Conn, path, data string) {
-		t.Helper()
-		if _, err := conn.Create(path, []byte(data), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	create(other.Conn, claimPaths.Member("other"), `{"strategy":"range","version":"zkalloc/1"}`)
-	create(other.Conn, claimPath(actortest.Parts("t", 0)[0]), "other")
-	create(other.Conn, claimPath(actortest.Parts("t", 1)[0]), "other")
-	create(ghost.Conn, claimPath(actortest.Parts("t", 2)[0]), "ghost") // no member node
-
-	clock := actor.NewFakeClock(time.Now())
-	logs := actortest.NewLogs()
-	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, func(cfg *claims.Config) {
-		cfg.Clock, cfg.Logger = clock, slog.New(logs)
-		cfg.StuckAfter, cfg.Strategy = time.Minute, "balanced"
-	})
-	d := a.want(actortest.Parts("t", 0, 1, 2, 3)...)
-	a.waitHeld(holds(d, actortest.Parts("t", 3)))
-	ctx, cancel := context.WithTimeout(context.Background(), claimWait)
-	defer cancel()
-	if err := clock.WaitTimers(ctx, 1); err != nil {
-		t.Fatal("the stuck timer was never armed")
-	}
-	clock.Advance(time.Minute - time.Second)
-	if err := other.Conn.Delete(claimPath(actortest.Parts("t", 1)[0]), -1); err != nil { // handed over in time
-		t.Fatal(err)
-	}
-	a.waitHeld(holds(d, actortest.Parts("t", 1, 3)))
-	clock.Advance(time.Second)
-
-	byHolder := map[string]actortest.Record{}
-	for range 2 {
-		r := logs.Next(t, claimWait)
-		byHolder[r.Attrs["holder"]] = r
-	}
-	if r := byHolder["other"]; r.Level != slog.LevelError || r.Attrs["claims"] != "1" || r.Attrs["first"] != "t:0" ||
-		r.Attrs["holder_strategy"] != "range" || r.Attrs["strategy"] != "balanced" || r.Attrs["held_for"] != "1m0s" {
-		t.Errorf("report on other's claims: %+v", r)
-	}
-	if r := byHolder["ghost"]; r.Level != slog.LevelWarn || r.Attrs["claims"] != "1" || r.Attrs["first"] != "t:2" ||
-		!strings.HasPrefix(r.Attrs["holder_member"], "none") {
-		t.Errorf("report on ghost's claims: %+v", r)
-	}
-	if err := clock.WaitNoTimers(ctx); err != nil {
-		t.Fatalf("%d timers still armed", clock.Timers())
-	}
-	clock.Advance(time.Hour)
-	if n := logs.Count(); n != 2 {
-		t.Errorf("%d reports, want 2: each holder is reported once", n)
-	}
-}
-
-// A claim is reported once it is held for longer than a hand-off can
-// take, counted with the session timeout the server granted: the one
-// asked for may be far longer, and a member that disagrees would go
-// unreported for that long.
-func TestClaimsStuckAfterTheGrantedTimeout(t *testing.T) {
-	t.Parallel()
-	const granted, asked = 4 * time.Second, 20 * time.Second
-	srv := zktest.Standalone(t, zktest.Options{MaxSessionTimeout: granted})
-	servers := []string{srv.Addr()}
-	ghost := actortest.Observe(t, servers, claimWait)
-	if err := zkpath.Ensure(ghost.Conn, claimPaths.Owners()); err != nil {
-		t.Fatal(err)
-	}
-	t0 := actortest.Parts("t", 0)
-	if _, err := ghost.Conn.Create(claimPath(t0[0]), []byte("ghost"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
-	}
-	clock := actor.NewFakeClock(time.Now())
-	logs := actortest.NewLogs()
-	a := startClaimerWith(t, servers, "a", asked, nil, func(cfg *claims.Config) {
-		cfg.Clock, cfg.Logger = clock, slog.New(logs)
-		cfg.Settle, cfg.ReleaseTimeout = time.Second, 5*time.Second
-	})
-	if a.st.Timeout != granted {
-		t.Fatalf("session timeout %v granted, want %v", a.st.Timeout, granted)
-	}
-	a.waitHeld(holds(a.want(t0...), nil))
-	ctx, cancel := context.WithTimeout(context.Background(), claimWait)
-	defer cancel()
-	if err := clock.WaitTimers(ctx, 1); err != nil {
-		t.Fatal("the stuck timer was never armed")
-	}
-	clock.Advance(5*time.Second + 5*time.Second + granted + 10*time.Second)
-	r := logs.Next(t, claimWait)
-	if r.Attrs["holder"] != "ghost" || r.Attrs["held_for"] != "24s" {
-		t.Errorf("report: %+v, want ghost's claim held for 24s", r)
-	}
-}
-
-// A claim whose data is no member name (a foreign process wrote it) is
-// reported as such: no member node is read from it, and no more than its
-// start is logged.
-func TestClaimsStuckHolderWithForeignData(t *testing.T) {
-	t.Parallel()
-	srv := zktest.Standalone(t, zktest.Options{})
-	servers := []string{srv.Addr()}
-	ghost := actortest.Observe(t, servers, claimWait)
-	if err := zkpath.Ensure(ghost.Conn, claimPaths.Owners()); err != nil {
-		t.Fatal(err)
-	}
-	t0 := actortest.Parts("t", 0)
-	data := "../members/x/" + strings.Repeat("y", 1000)
-	if _, err := ghost.Conn.Create(claimPath(t0[0]), []byte(data), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
-	}
-	clock := actor.NewFakeClock(time.Now())
-	logs := actortest.NewLogs()
-	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, func(cfg *claims.Config) {
-		cfg.Clock, cfg.Logger, cfg.StuckAfter = clock, slog.New(logs), time.Second
-	})
-	a.waitHeld(holds(a.want(t0...), nil))
-	ctx, cancel := context.WithTimeout(context.Background(), claimWait)
-	defer cancel()
-	if err := clock.WaitTimers(ctx, 1); err != nil {
-		t.Fatal("the stuck timer was never armed")
-	}
-	clock.Advance(time.Second)
-	r := logs.Next(t, claimWait)
-	holder := r.Attrs["holder"]
-	if !strings.HasPrefix(holder, "not a member name") || len(holder) > 120 {
-		t.Errorf("holder %q, want it reported as not a member name, cut short", holder)
-	}
-	if _, ok := r.Attrs["holder_member"]; ok {
-		t.Errorf("report %+v read a member node named by foreign data", r)
-	}
 }
 
 // lookBlockingConn holds every ExistsW until open is closed: the looks at
@@ -798,10 +661,10 @@ func TestClaimsBatchWaitsOnTheClaimItFailedOn(t *testing.T) {
 		ids[i] = int32(i)
 	}
 	want := actortest.Parts("t", ids...)
-	a := startClaimer(t, servers, "a", 4*time.Second)
+	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, noCheck)
 	a.waitHeld(holds(a.want(want...), want))
 
-	b := startClaimer(t, servers, "b", 4*time.Second)
+	b := startClaimerWith(t, servers, "b", 4*time.Second, nil, noCheck)
 	before := b.requests.Load()
 	db := b.want(want...)
 	b.waitHeld(holds(db, nil))
@@ -837,7 +700,7 @@ func TestClaimsBatchWaitEnds(t *testing.T) {
 	a.waitHeld(holds(a.want(want...), want))
 
 	clock := actor.NewFakeClock(time.Now())
-	b := startClaimerWith(t, servers, "b", 4*time.Second, nil, func(cfg *claims.Config) { cfg.Clock = clock })
+	b := startClaimerWith(t, servers, "b", 4*time.Second, nil, func(cfg *claims.Config) { cfg.Clock, cfg.CheckEvery = clock, -1 })
 	db := b.want(want...)
 	b.waitHeld(holds(db, nil))
 	waitWatched(t, srv.Addr(), b.st.SessionID, 11)

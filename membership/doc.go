@@ -14,4 +14,10 @@
 // on a periodic safety timer, because watches are hints that can be lost.
 // Views are published sorted, tagged with the zxid of the last change to
 // the list and the session they were read in, on a latest-wins channel.
+//
+// With Config.Seats (DepartureDelay) the member also keeps a persistent
+// seat node <root>/groups/<group>/seats/<member>, made or its version
+// bumped at every registration, and views list the seats too, with the
+// version of each one whose member is away; [Membership.Expire] deletes
+// a seat only at the version it was seen away with.
 package membership

@@ -28,12 +28,15 @@ type View struct {
 	// Reconnects is the session's [session.State.Reconnects] when the list
 	// was read: a view older than the latest reconnection may be stale.
 	Reconnects uint64
+	// Seats are the group's seat nodes, sorted by name, with Config.Seats
+	// only (DepartureDelay); Zxid then covers their list too.
+	Seats []Seat
 }
 
 // Equal reports whether v and w list the same members, read at the same
 // zxid in the same session and connection.
 func (v View) Equal(w View) bool {
-	return v.Zxid == w.Zxid && v.SessionID == w.SessionID && v.Reconnects == w.Reconnects && slices.Equal(v.Members, w.Members)
+	return v.Zxid == w.Zxid && v.SessionID == w.SessionID && v.Reconnects == w.Reconnects && slices.Equal(v.Members, w.Members) && slices.Equal(v.Seats, w.Seats)
 }
 
 // Config configures a [Membership]. Paths, Member and Session are required.
@@ -46,6 +49,12 @@ type Config struct {
 	// another (see [ErrStrategyMismatch]).
 	Info    Info
 	Session *actor.Latest[session.State]
+	// Seats keeps a seat node for this member, <group>/seats/<member>,
+	// created (or its version bumped) at every registration, and lists
+	// the group's seats in every View: DepartureDelay.
+	Seats bool
+	// ACL is given to the nodes the actor creates; default world-all.
+	ACL []zk.ACL
 	// Resync is the period of the safety re-list; default 30s.
 	Resync time.Duration
 	Logger *slog.Logger
@@ -71,12 +80,22 @@ type Membership struct {
 	ownWatch     <-chan zk.Event // on our own node: deleted, or changed, by someone else
 	last         View
 	published    bool
+	verdicts     verdicts // which children of members/ are members
+	refused      string   // the last list refused by the bounds, as logged
+
+	expire    *actor.Latest[[]Seat] // seats to delete, from Expire
+	toExpire  []Seat                // taken from expire, not yet deleted
+	needSeat  bool                  // create or bump our seat (cfg.Seats)
+	seatWatch <-chan zk.Event       // on the seat list
 }
 
 // New returns a membership actor; it starts nothing.
 func New(cfg Config) *Membership {
 	if cfg.Resync == 0 {
 		cfg.Resync = 30 * time.Second
+	}
+	if len(cfg.ACL) == 0 {
+		cfg.ACL = zk.WorldACL(zk.PermAll)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -91,6 +110,7 @@ func New(cfg Config) *Membership {
 		ownSessions: make(map[int64]struct{}),
 		data:        cfg.Info.Data(),
 		needPeers:   cfg.Info.Strategy != "",
+		expire:      actor.NewLatest[[]Seat](),
 	}
 }
 
@@ -111,7 +131,7 @@ func (m *Membership) Run(ctx context.Context) error {
 	defer m.loop.Stop()
 
 	for {
-		if m.needRegister || m.needOwnWatch || m.needList {
+		if m.needRegister || m.needOwnWatch || m.needList || m.needSeat || len(m.toExpire) > 0 {
 			if stop, err := m.loop.Attempt(ctx, m.work); stop {
 				return err
 			}
@@ -126,6 +146,13 @@ func (m *Membership) Run(ctx context.Context) error {
 		case <-m.watch:
 			m.watch = nil
 			m.needList = true
+		case <-m.seatWatch:
+			m.seatWatch = nil
+			m.needList = true
+		case <-m.expire.Changed():
+			if seats, ok := m.expire.Take(); ok {
+				m.toExpire = seats
+			}
 		case <-m.ownWatch:
 			// Our node was deleted or changed by someone else: check that
 			// it is still ours, and refuse to go on if another process
@@ -180,6 +207,18 @@ func (m *Membership) work() error {
 		m.needRegister = false
 		m.needOwnWatch = true
 		m.needList = true
+		m.needSeat = m.cfg.Seats
+	}
+	if m.needSeat {
+		if err := m.ensureSeat(conn); err != nil {
+			return err
+		}
+		m.needSeat = false
+	}
+	if len(m.toExpire) > 0 {
+		if err := m.expireSeats(conn); err != nil {
+			return err
+		}
 	}
 	if m.needOwnWatch {
 		// Watch our own node and list the members at once: the client
@@ -215,27 +254,72 @@ func (m *Membership) work() error {
 
 // list lists the members, arms the list's watch and publishes the view.
 func (m *Membership) list(conn session.Conn) error {
+	var sl seatList
+	done := make(chan struct{})
+	if m.cfg.Seats { // pipelined with the member list
+		go func() {
+			defer close(done)
+			sl = listSeats(conn, m.cfg.Paths)
+		}()
+	} else {
+		close(done)
+	}
 	names, stat, watch, err := conn.ChildrenW(m.cfg.Paths.Members())
+	<-done
 	if err != nil {
 		if errors.Is(err, zk.ErrNoNode) {
 			m.needRegister = true // the group was deleted under us
 		}
-		return fmt.Errorf("list members: %w", err)
+		return fmt.Errorf("list members %s: %w", m.cfg.Paths.Members(), err)
+	}
+	m.watch = watch
+	if m.cfg.Seats && sl.err == nil {
+		m.seatWatch = sl.watch
+	}
+	if err := checkBounds(names, 0); err != nil {
+		// Refused until the list changes: its watch is armed. Reading it
+		// again sooner would only load the server.
+		m.needList = false
+		if msg := err.Error(); msg != m.refused {
+			m.refused = msg
+			m.cfg.Logger.Error("zkalloc: refusing the member list; keeping the last one until it changes", "path", m.cfg.Paths.Members(), "err", msg)
+		}
+		return nil
+	}
+	m.refused = ""
+	slices.Sort(names)
+	members, err := m.members(conn, names, stat.Pzxid)
+	if err != nil {
+		return err
+	}
+	v := View{Members: members, Zxid: stat.Pzxid, SessionID: conn.SessionID(), Reconnects: m.loop.State().Reconnects}
+	if m.cfg.Seats {
+		if sl.err != nil {
+			if errors.Is(sl.err, zk.ErrNoNode) {
+				m.needSeat = true // deleted under us: our seat makes the parent again
+			}
+			return fmt.Errorf("list seats: %w", sl.err)
+		}
+		if v.Seats, err = seats(conn, m.cfg.Paths, sl.names, members); err != nil {
+			return err
+		}
+		v.Zxid = max(v.Zxid, sl.stat.Pzxid)
+		if _, found := slices.BinarySearch(sl.names, m.cfg.Member); !found && m.registeredIn == conn.SessionID() {
+			m.needSeat = true // deleted as we came back: make it again
+		}
 	}
 	m.needList = false
-	m.watch = watch
-	slices.Sort(names)
 	if _, found := slices.BinarySearch(names, m.cfg.Member); !found {
 		m.cfg.Logger.Warn("zkalloc: own member node is missing; registering again")
 		m.needRegister = true
 	}
-	m.publish(View{Members: names, Zxid: stat.Pzxid, SessionID: conn.SessionID(), Reconnects: m.loop.State().Reconnects})
+	m.publish(v)
 	return nil
 }
 
 // isFatal says which errors end Run instead of being retried.
 func isFatal(err error) bool {
-	return errors.Is(err, ErrDuplicateMember) || errors.Is(err, ErrStrategyMismatch)
+	return errors.Is(err, ErrDuplicateMember) || errors.Is(err, ErrStrategyMismatch) || errors.Is(err, ErrGroupFull)
 }
 
 // register creates the member's ephemeral node in the current session.
@@ -246,14 +330,14 @@ func (m *Membership) register(conn session.Conn) error {
 			return fmt.Errorf("register %s: node keeps changing", p)
 		}
 		sid := conn.SessionID()
-		_, err := conn.Create(p, m.data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		_, err := conn.Create(p, m.data, zk.FlagEphemeral, m.cfg.ACL)
 		switch {
 		case err == nil:
 			m.registeredIn = sid
 			m.cfg.Logger.Info("zkalloc: member registered", "session", fmt.Sprintf("%#x", sid))
 			return nil
 		case errors.Is(err, zk.ErrNoNode):
-			if err := zkpath.Ensure(conn, m.cfg.Paths.Members()); err != nil {
+			if err := zkpath.Ensure(conn, m.cfg.Paths.Members(), m.cfg.ACL...); err != nil {
 				return fmt.Errorf("create %s: %w", m.cfg.Paths.Members(), err)
 			}
 		case errors.Is(err, zk.ErrNodeExists):
@@ -331,7 +415,7 @@ func decide(owner, current int64, own map[int64]struct{}) decision {
 }
 
 func (m *Membership) publish(v View) {
-	if m.published && v.Zxid == m.last.Zxid && v.SessionID == m.last.SessionID && v.Reconnects == m.last.Reconnects && slices.Equal(v.Members, m.last.Members) {
+	if m.published && v.Equal(m.last) {
 		return
 	}
 	m.last, m.published = v, true

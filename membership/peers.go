@@ -32,7 +32,12 @@ func (m *Membership) checkPeers(conn session.Conn) error {
 		return nil // the first member of the group
 	}
 	if err != nil {
-		return fmt.Errorf("list members: %w", err)
+		return fmt.Errorf("list members %s: %w", m.cfg.Paths.Members(), err)
+	}
+	if !slices.Contains(names, m.cfg.Member) {
+		if err := checkBounds(names, len(m.cfg.Member)); err != nil {
+			return fmt.Errorf("%w: %s cannot join: %w", ErrGroupFull, m.cfg.Paths.Members(), err)
+		}
 	}
 	slices.Sort(names)
 	names = slices.DeleteFunc(names, func(n string) bool { return n == m.cfg.Member })
@@ -47,7 +52,12 @@ func (m *Membership) checkPeers(conn session.Conn) error {
 		case errs[i] != nil:
 			return fmt.Errorf("read member %s: %w", name, errs[i])
 		}
-		if peer, ok := ParseInfo(data[i]); ok && peer.Strategy != "" && peer.Strategy != m.cfg.Info.Strategy {
+		peer, ok := ParseInfo(data[i])
+		if !ok && len(data[i]) > 0 {
+			m.cfg.Logger.Warn("zkalloc: a member node's data is not a member's; not checking its strategy",
+				"path", m.cfg.Paths.Member(short(name)), "data", describe(data[i]))
+		}
+		if ok && peer.Strategy != "" && peer.Strategy != m.cfg.Info.Strategy {
 			return fmt.Errorf("%w: member %q runs strategy %q (%s), this one %q; every member of a group must use the same strategy (if %q has stopped, its node goes within its session timeout)",
 				ErrStrategyMismatch, name, peer.Strategy, describe(data[i]), m.cfg.Info.Strategy, name)
 		}

@@ -49,29 +49,48 @@ func EncodeIDs(ids []int32) []byte {
 // every set has exactly one encoding, and hold at most [MaxTopicIDs] IDs in
 // all; anything else is an [ErrInvalid] error naming the bad piece.
 func DecodeIDs(data []byte) ([]int32, error) {
+	var ids []int32
+	if _, err := walkIDs(data, func(lo, hi int32) {
+		for id := int64(lo); id <= int64(hi); id++ {
+			ids = append(ids, int32(id))
+		}
+	}); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// CountIDs checks data as [DecodeIDs] does and returns how many IDs it
+// holds, without allocating them: a reader can refuse a topic by its
+// count before it pays for its IDs.
+func CountIDs(data []byte) (int, error) { return walkIDs(data, func(lo, hi int32) {}) }
+
+// walkIDs checks data, ranges as [EncodeIDs] writes them, calling f on
+// each range in order, and returns the number of IDs; it stops at the
+// first error.
+func walkIDs(data []byte, f func(lo, hi int32)) (int, error) {
 	s := string(data)
 	if s == "" {
-		return nil, nil
+		return 0, nil
 	}
-	var ids []int32
+	n := 0
 	next := int64(0) // the smallest ID the next piece may start at
 	for piece := range strings.SplitSeq(s, ",") {
 		lo, hi, err := parseRange(piece)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		if int64(lo) < next {
-			return nil, fmt.Errorf("%w id ranges: %q is out of order or overlaps the one before", ErrInvalid, piece)
+			return 0, fmt.Errorf("%w id ranges: %q is out of order or overlaps the one before", ErrInvalid, piece)
 		}
-		if len(ids)+int(hi-lo)+1 > MaxTopicIDs {
-			return nil, fmt.Errorf("%w id ranges: more than %d IDs", ErrInvalid, MaxTopicIDs)
+		if n+int(hi-lo)+1 > MaxTopicIDs {
+			return 0, fmt.Errorf("%w id ranges: more than %d IDs", ErrInvalid, MaxTopicIDs)
 		}
-		for id := int64(lo); id <= int64(hi); id++ {
-			ids = append(ids, int32(id))
-		}
+		f(lo, hi)
+		n += int(hi-lo) + 1
 		next = int64(hi) + 2 // a gap of at least one: adjacent ranges must be merged
 	}
-	return ids, nil
+	return n, nil
 }
 
 func parseRange(piece string) (lo, hi int32, err error) {

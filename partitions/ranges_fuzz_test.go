@@ -24,6 +24,11 @@ func FuzzDecodeIDs(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		ids, err := partitions.DecodeIDs([]byte(in))
+		// CountIDs, which readers use to refuse a topic before decoding
+		// it, agrees with DecodeIDs.
+		if n, cerr := partitions.CountIDs([]byte(in)); n != len(ids) || (cerr == nil) != (err == nil) {
+			t.Fatalf("CountIDs(%q) = %d, %v; DecodeIDs gave %d IDs, %v", in, n, cerr, len(ids), err)
+		}
 		if err != nil {
 			if !errors.Is(err, partitions.ErrInvalid) {
 				t.Fatalf("DecodeIDs(%q) = %v, want an ErrInvalid error", in, err)

@@ -50,6 +50,8 @@ type Config struct {
 	// first view is published.
 	Seed    map[string][]int32
 	Session *actor.Latest[session.State]
+	// ACL is given to the nodes the actor creates; default world-all.
+	ACL []zk.ACL
 	// Resync is the period of a safety re-read of the whole set; default
 	// 5 minutes. The set is also re-read after every reconnection.
 	Resync time.Duration
@@ -79,9 +81,15 @@ type Set struct {
 }
 
 type topicState struct {
-	ids   []int32
+	ids   []int32 // nil if err is set
+	count int     // how many IDs the data holds, if it is valid
 	mzxid int64
 	err   error
+	// over: the data is valid, but past MaxPartitions (see place); its
+	// IDs are not kept, and it is read again once it fits.
+	over bool
+	// unread: its name is past MaxTopicsBytes; its node is not read.
+	unread bool
 }
 
 // New returns a set actor; it starts nothing. The seed is validated by
@@ -93,6 +101,9 @@ func New(cfg Config) (*Set, error) {
 	}
 	if cfg.Resync == 0 {
 		cfg.Resync = 5 * time.Minute
+	}
+	if len(cfg.ACL) == 0 {
+		cfg.ACL = zk.WorldACL(zk.PermAll)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -262,7 +273,7 @@ func (s *Set) work() error {
 			if err := s.checkTopicList(s.seed); err != nil {
 				return fmt.Errorf("%w: merge seed: %w", errFatal, err)
 			}
-			if err := write(conn, s.cfg.Paths, false, s.seed); err != nil {
+			if err := write(conn, s.cfg.Paths, s.cfg.ACL, false, s.seed); err != nil {
 				if !retryable(err) {
 					return fmt.Errorf("%w: merge seed: %w", errFatal, err)
 				}
@@ -292,7 +303,7 @@ func (s *Set) work() error {
 		if err != nil && retryable(err) {
 			return err
 		}
-		c.reply <- err
+		c.reply <- ioloop.Permanent(err)
 		s.pending = s.pending[1:]
 	}
 	if s.needList {
@@ -312,13 +323,18 @@ func (s *Set) apply(conn session.Conn, c change) error {
 			return err
 		}
 	}
-	return write(conn, s.cfg.Paths, c.remove, c.topics)
+	return write(conn, s.cfg.Paths, s.cfg.ACL, c.remove, c.topics)
 }
 
 // checkTopicList refuses to add ids, a normalized change, if the set's
 // topics would then pass [MaxTopicsBytes]. It counts the topics as last
 // read: a member adding topics at the same moment can take the set past
 // the bound, by no more than its own change.
+//
+// It also refuses to take the set past [MaxPartitions], counting the
+// topics as read in the same way (a topic past the limit counts all its
+// IDs, which are known; for one whose IDs are not kept, the change counts
+// in full).
 func (s *Set) checkTopicList(ids map[string][]int32) error {
 	n := topicsBytes(maps.Keys(s.topics))
 	for topic := range ids {
@@ -327,30 +343,69 @@ func (s *Set) checkTopicList(ids map[string][]int32) error {
 		}
 	}
 	if n > MaxTopicsBytes {
-		return fmt.Errorf("%w: the set's topic names would take %d bytes, more than %d", ErrInvalid, n, MaxTopicsBytes)
+		return fmt.Errorf("%w: the set's topic names would take %d bytes, more than the limit of %d (MaxTopicsBytes)", ErrInvalid, n, MaxTopicsBytes)
+	}
+	total := 0
+	for _, ts := range s.topics {
+		if ts.err == nil || ts.over {
+			total += ts.count
+		}
+	}
+	for topic, add := range ids {
+		ts, ok := s.topics[topic]
+		switch {
+		case ok && ts.err == nil:
+			total += unionLen(ts.ids, add) - ts.count
+		case ok && ts.over:
+			total += len(add)
+		default:
+			total += len(add)
+		}
+	}
+	if total > MaxPartitions {
+		return fmt.Errorf("%w: the set would hold %d partitions, more than the limit of %d (MaxPartitions)", ErrInvalid, total, MaxPartitions)
 	}
 	return nil
+}
+
+// unionLen is len(Union(a, b)), without building it.
+func unionLen(a, b []int32) int {
+	n, i, j := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			i, j = i+1, j+1
+		}
+		n++
+	}
+	return n + len(a) - i + len(b) - j
 }
 
 // readAll re-reads every topic and re-arms every watch.
 func (s *Set) readAll(conn session.Conn) error {
 	names, stat, w, err := conn.ChildrenW(s.cfg.Paths.Partitions())
 	if errors.Is(err, zk.ErrNoNode) {
-		if err := zkpath.Ensure(conn, s.cfg.Paths.Partitions()); err != nil {
+		if err := zkpath.Ensure(conn, s.cfg.Paths.Partitions(), s.cfg.ACL...); err != nil {
 			return err
 		}
 		names, stat, w, err = conn.ChildrenW(s.cfg.Paths.Partitions())
 	}
 	if err != nil {
-		return fmt.Errorf("list topics: %w", err)
+		return fmt.Errorf("list topics %s: %w", s.cfg.Paths.Partitions(), err)
 	}
 	s.watches.Reset()
 	s.watches.Add("", w)
 	s.dirPzxid = stat.Pzxid
 	clear(s.dirty)
-	topics := make(map[string]topicState, len(names))
-	for i, r := range fetchTopics(conn, s.cfg.Paths, names) {
-		name := names[i]
+	slices.Sort(names)
+	read, unread := splitTopicsBytes(names)
+	fresh := make(map[string]fetched, len(read))
+	for i, r := range fetchTopics(conn, s.cfg.Paths, read) {
+		name := read[i]
 		if errors.Is(r.err, zk.ErrNoNode) {
 			continue // deleted since the listing; the list watch has fired
 		}
@@ -359,9 +414,23 @@ func (s *Set) readAll(conn session.Conn) error {
 			return r.err
 		}
 		s.watches.Add(name, r.watch)
-		topics[name] = s.topicState(name, r)
+		fresh[name] = r
 	}
-	s.topics = topics
+	for name := range s.topics {
+		if _, ok := fresh[name]; !ok {
+			if _, ok := unread[name]; !ok {
+				delete(s.topics, name)
+			}
+		}
+	}
+	for name, err := range unread {
+		s.topics[name] = topicState{err: err, unread: true}
+	}
+	if len(unread) > 0 {
+		s.cfg.Logger.Error("zkalloc: not reading topics past the limit on their names (MaxTopicsBytes); their partitions are left out",
+			"path", s.cfg.Paths.Partitions(), "limit", MaxTopicsBytes, "topics", len(names), "unread", len(unread), "firstUnread", names[len(read)])
+	}
+	s.place(fresh)
 	s.needList = false
 	s.publish(conn.SessionID())
 	return nil
@@ -391,6 +460,7 @@ func (s *Set) holds(ids map[string][]int32) bool {
 func (s *Set) readDirty(conn session.Conn) error {
 	names := slices.Sorted(maps.Keys(s.dirty))
 	var first error
+	fresh := make(map[string]fetched, len(names))
 	for i, r := range fetchTopics(conn, s.cfg.Paths, names) {
 		name := names[i]
 		switch {
@@ -401,10 +471,11 @@ func (s *Set) readDirty(conn session.Conn) error {
 			continue // still dirty: read again on the retry
 		default:
 			s.watches.Add(name, r.watch)
-			s.topics[name] = s.topicState(name, r)
+			fresh[name] = r
 		}
 		delete(s.dirty, name)
 	}
+	s.place(fresh)
 	if first != nil {
 		return first
 	}
@@ -416,13 +487,15 @@ func (s *Set) readDirty(conn session.Conn) error {
 type fetched struct {
 	mzxid int64
 	watch <-chan zk.Event
-	ids   []int32
-	bad   error // the data is not valid; ids is nil
+	data  []byte
+	count int   // how many IDs data holds
+	bad   error // the name or the data is not valid
 	err   error // the read failed
 }
 
 // fetchTopics reads the given topic nodes, arming a watch on each, with
-// the requests pipelined, and decodes their data. It returns one result
+// the requests pipelined, and checks their data, counting its IDs (see
+// [CountIDs]); [Set.place] decodes those it takes. It returns one result
 // per name, in order.
 func fetchTopics(conn session.Conn, paths zkpath.Group, names []string) []fetched {
 	out := make([]fetched, len(names))
@@ -432,26 +505,108 @@ func fetchTopics(conn session.Conn, paths zkpath.Group, names []string) []fetche
 			out[i].err = err
 			return
 		}
-		r := fetched{mzxid: stat.Mzxid, watch: w}
+		r := fetched{mzxid: stat.Mzxid, watch: w, data: data}
 		if r.bad = ValidateTopic(names[i]); r.bad == nil {
-			r.ids, r.bad = DecodeIDs(data)
+			r.count, r.bad = CountIDs(data)
 		}
 		out[i] = r
 	})
 	return out
 }
 
-// topicState keeps what was read of a topic. Bad data is not an error of
-// the read: it is kept in the topic's state, reported, and logged once per
-// version of the node.
-func (s *Set) topicState(name string, r fetched) topicState {
-	ts := topicState{ids: r.ids, mzxid: r.mzxid, err: r.bad}
-	if ts.err != nil {
-		if old, ok := s.topics[name]; !ok || old.mzxid != ts.mzxid {
-			s.cfg.Logger.Error("zkalloc: ignoring topic with corrupt partition data", "topic", name, "err", ts.err)
+// place keeps the topics just read, fresh, with the others as read
+// before, and decides which of them the view takes, within
+// [MaxPartitions]: in name order, each topic whose partitions fit in what
+// the topics before it left. Only those are decoded; the others keep
+// their count and are reported with an error naming the limit. One kept
+// from before that fits now, after a change to an earlier topic, is marked
+// dirty to be read again; one that no longer fits drops its IDs.
+//
+// Bad data is not an error of the read: it is kept in the topic's state,
+// reported, and logged once per version of the node (see note).
+func (s *Set) place(fresh map[string]fetched) {
+	names := make([]string, 0, len(s.topics)+len(fresh))
+	for name := range s.topics {
+		if _, ok := fresh[name]; !ok {
+			names = append(names, name)
 		}
 	}
-	return ts
+	names = slices.AppendSeq(names, maps.Keys(fresh))
+	slices.Sort(names)
+	used := 0
+	var refused []string // newly past the limit
+	for _, name := range names {
+		old, had := s.topics[name]
+		ts := old
+		if r, ok := fresh[name]; ok {
+			ts = topicState{mzxid: r.mzxid, count: r.count, err: r.bad}
+			if ts.err == nil {
+				if used+ts.count <= MaxPartitions {
+					ts.ids, ts.err = DecodeIDs(r.data)
+					used += ts.count
+				} else {
+					ts.over, ts.err = true, errPastMaxPartitions(ts.count)
+				}
+			}
+		} else {
+			switch {
+			case ts.err != nil && !ts.over: // corrupt or unread: holds nothing
+			case used+ts.count <= MaxPartitions:
+				used += ts.count
+				if ts.over {
+					s.dirty[name] = struct{}{}
+				}
+			case !ts.over:
+				ts.ids, ts.over, ts.err = nil, true, errPastMaxPartitions(ts.count)
+			}
+		}
+		if ts.over && (!had || !old.over || old.mzxid != ts.mzxid) {
+			refused = append(refused, name)
+		}
+		s.note(name, ts)
+		s.topics[name] = ts
+	}
+	if len(refused) > 0 {
+		s.cfg.Logger.Error("zkalloc: leaving out topics past the limit on a group's partitions (MaxPartitions)", "limit", MaxPartitions,
+			"topics", len(refused), "first", refused[:min(3, len(refused))])
+	}
+}
+
+func errPastMaxPartitions(count int) error {
+	return fmt.Errorf("%w: its %d partitions, after those of the topics before it in name order, would take the set past the limit of %d (MaxPartitions)",
+		ErrInvalid, count, MaxPartitions)
+}
+
+// splitTopicsBytes returns the prefix of names, sorted topic names as
+// listed, that stays within [MaxTopicsBytes], and the others with why
+// they are not read.
+func splitTopicsBytes(names []string) ([]string, map[string]error) {
+	n := 0
+	for i, name := range names {
+		if n += listedBytes(name); n > MaxTopicsBytes {
+			unread := make(map[string]error, len(names)-i)
+			err := fmt.Errorf("%w: past the limit of %d bytes on the names of a set's topics (MaxTopicsBytes), counted in name order; not read",
+				ErrInvalid, MaxTopicsBytes)
+			for _, name := range names[i:] {
+				unread[name] = err
+			}
+			return names[:i], unread
+		}
+	}
+	return names, nil
+}
+
+// note logs ts, the new state of topic name, if its data is corrupt, once
+// per version of the node and reason. Topics past a limit are logged
+// together, by the callers.
+func (s *Set) note(name string, ts topicState) {
+	if ts.err == nil || ts.over || ts.unread {
+		return
+	}
+	if old, ok := s.topics[name]; ok && old.mzxid == ts.mzxid && errText(old.err) == errText(ts.err) {
+		return
+	}
+	s.cfg.Logger.Error("zkalloc: ignoring topic with corrupt partition data", "topic", name, "err", ts.err)
 }
 
 func (s *Set) publish(sessionID int64) {

@@ -46,8 +46,11 @@ var ErrContended = errors.New("partitions: too much contention")
 // check cannot cover is other members writing between the multis: a later
 // topic they make unwritable (corrupt, or too full) still refuses the
 // change after the earlier multis were applied.
-func write(c writer, paths zkpath.Group, remove bool, ids map[string][]int32) error {
-	w := &topicWrite{c: c, paths: paths, remove: remove, ids: ids}
+func write(c writer, paths zkpath.Group, acl []zk.ACL, remove bool, ids map[string][]int32) error {
+	if len(acl) == 0 {
+		acl = zk.WorldACL(zk.PermAll)
+	}
+	w := &topicWrite{c: c, paths: paths, acl: acl, remove: remove, ids: ids}
 	topics := slices.Sorted(maps.Keys(ids))
 	written := false
 	for len(topics) > 0 {
@@ -65,6 +68,7 @@ func write(c writer, paths zkpath.Group, remove bool, ids map[string][]int32) er
 type topicWrite struct {
 	c      writer
 	paths  zkpath.Group
+	acl    []zk.ACL // of the nodes created
 	remove bool
 	ids    map[string][]int32
 	// ahead holds the reads of the topics that follow the last multi,
@@ -99,7 +103,7 @@ func (w *topicWrite) batch(topics []string, check bool) (int, bool, error) {
 				reads = readTopics(w.c, w.paths, topics[n:end])
 			}
 			for i, topic := range topics[n:end] {
-				op, err := planTopic(reads[i], w.paths.Topic(topic), w.remove, w.ids[topic])
+				op, err := w.plan(reads[i], topic)
 				if n > 0 && (size > maxMultiBytes || err == nil && size+opSize(op) > maxMultiBytes) {
 					full = true // this topic starts the next batch
 					w.ahead = reads[i:]
@@ -130,13 +134,13 @@ func (w *topicWrite) batch(topics []string, check bool) (int, bool, error) {
 			return n, true, nil
 		case errors.Is(err, zk.ErrNoNode) && !w.remove:
 			// Either a topic vanished (retry) or the parent is missing.
-			if err := zkpath.Ensure(w.c, w.paths.Partitions()); err != nil {
+			if err := zkpath.Ensure(w.c, w.paths.Partitions(), w.acl...); err != nil {
 				return 0, false, err
 			}
 		case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrNoNode):
 			// Another member wrote first: read again.
 		default:
-			return 0, false, err
+			return 0, false, fmt.Errorf("write topics %s to %s under %s: %w", topics[0], topics[n-1], w.paths.Partitions(), err)
 		}
 	}
 	return 0, false, ErrContended
@@ -151,7 +155,7 @@ func (w *topicWrite) check(topics []string) error {
 		chunk := topics[:min(inflight.Limit, len(topics))]
 		reads := readTopics(w.c, w.paths, chunk)
 		for i, topic := range chunk {
-			if _, err := planTopic(reads[i], w.paths.Topic(topic), w.remove, w.ids[topic]); err != nil {
+			if _, err := w.plan(reads[i], topic); err != nil {
 				return fmt.Errorf("topic %q: %w", topic, err)
 			}
 		}
@@ -183,9 +187,14 @@ func readForWrite(c writer, path string) topicRead {
 	return topicRead{data: data, stat: stat, exists: err == nil, err: err}
 }
 
+// plan is [planTopic] for one topic of the change.
+func (w *topicWrite) plan(r topicRead, topic string) (any, error) {
+	return planTopic(r, w.paths.Topic(topic), w.acl, w.remove, w.ids[topic])
+}
+
 // planTopic returns the operation that applies the change to a topic node
 // as read, or nil if there is nothing to do.
-func planTopic(r topicRead, path string, remove bool, change []int32) (any, error) {
+func planTopic(r topicRead, path string, acl []zk.ACL, remove bool, change []int32) (any, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -212,7 +221,7 @@ func planTopic(r topicRead, path string, remove bool, change []int32) (any, erro
 			ErrInvalid, len(data), MaxTopicBytes)
 	}
 	if !r.exists {
-		return &zk.CreateRequest{Path: path, Data: data, Acl: zk.WorldACL(zk.PermAll)}, nil
+		return &zk.CreateRequest{Path: path, Data: data, Acl: acl}, nil
 	}
 	return &zk.SetDataRequest{Path: path, Data: data, Version: r.stat.Version}, nil
 }

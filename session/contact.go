@@ -94,6 +94,7 @@ type frameReader struct {
 type frameEvent struct {
 	connect *connectResponse // a connect response was completed
 	reply   bool             // a reply to one of our requests started (xid >= 0 or ping)
+	tooBig  int              // the length of a frame past maxPacket, which the client refuses
 }
 
 // maxConnectFrame bounds the connect response we buffer: 20 bytes of
@@ -115,6 +116,8 @@ func (f *frameReader) feed(p []byte, emit func(frameEvent)) {
 			f.want = 4
 			if !f.sawConnect {
 				f.want = min(f.remaining, maxConnectFrame)
+			} else if f.remaining > maxPacket {
+				emit(frameEvent{tooBig: f.remaining})
 			}
 			if f.remaining == 0 {
 				continue
@@ -187,8 +190,27 @@ type contactConn struct {
 	handshake time.Duration
 	answered  atomic.Bool // the connect response has been read
 	logger    *slog.Logger
-	server    string    // the address dialed
-	failures  *failures // told of a connection that ends before it is answered
+	server    string        // the address dialed
+	failures  *failures     // told of a connection that ends before it is answered
+	bigLogged *atomic.Int64 // when a reply too big was last logged, in Unix nanoseconds; shared by the session's connections
+}
+
+// tooBigEvery bounds how often a reply too big for the client is logged:
+// the request that asked for it is retried on every new connection.
+const tooBigEvery = 10 * time.Second
+
+// tooBig logs a reply of n bytes, more than the client accepts: it drops
+// the connection, and will again on every retry of the request until what
+// it reads shrinks (a list of children, a node's data, written by
+// something else than this library).
+func (c *contactConn) tooBig(n int) {
+	now := time.Now().UnixNano()
+	last := c.bigLogged.Load()
+	if last != 0 && time.Duration(now-last) < tooBigEvery || !c.bigLogged.CompareAndSwap(last, now) {
+		return
+	}
+	c.logger.Error("zkalloc: ZooKeeper sent a reply bigger than the client's limit; the connection drops, and will again until the nodes read shrink (a list of children or a node's data written by another program?)",
+		"server", c.server, "bytes", n, "limit", maxPacket)
 }
 
 func (c *contactConn) SetDeadline(t time.Time) error { return c.Conn.SetDeadline(c.bound(t)) }
@@ -227,6 +249,8 @@ func (c *contactConn) Read(p []byte) (int, error) {
 				c.link.connected(c.gen, e.connect.sessionID)
 			case e.reply:
 				c.contact.replied(c.now())
+			case e.tooBig > 0:
+				c.tooBig(e.tooBig)
 			}
 		})
 	}

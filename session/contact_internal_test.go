@@ -72,6 +72,31 @@ func TestFrameReader(t *testing.T) {
 	}
 }
 
+// TestFrameReaderTooBig: a frame longer than the client accepts is told,
+// with its length, after the connect response only.
+func TestFrameReaderTooBig(t *testing.T) {
+	t.Parallel()
+	big := binary.BigEndian.AppendUint32(nil, maxPacket+1)
+	stream := append(frame(connectBody(4000, 1, nil)), frame(replyBody(3, 10))...)
+	stream = append(stream, big...)
+	var f frameReader
+	var got []int
+	f.feed(stream, func(e frameEvent) {
+		if e.tooBig > 0 {
+			got = append(got, e.tooBig)
+		}
+	})
+	if len(got) != 1 || got[0] != maxPacket+1 {
+		t.Errorf("too big frames %v; want one of %d", got, maxPacket+1)
+	}
+	var first frameReader // a connect response is never too big
+	first.feed(big, func(e frameEvent) {
+		if e.tooBig > 0 {
+			t.Errorf("a connect response reported too big")
+		}
+	})
+}
+
 // The handshake bound is a part of the session timeout the server last
 // granted, whichever way it clamped the one asked for; an answer that
 // grants none (the session expired) leaves it as it was.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -37,8 +38,11 @@ type Config struct {
 	// WrapConn, if set, wraps the client handed to subscribers, for
 	// instrumentation such as counting requests.
 	WrapConn func(Conn) Conn
-	Logger   *slog.Logger
-	Clock    actor.Clock
+	// Auth is given to the server on every connection before any request
+	// of the subscribers' (see authenticate).
+	Auth   []Auth
+	Logger *slog.Logger
+	Clock  actor.Clock
 }
 
 // Session is the actor that owns the ZooKeeper client. Create it with
@@ -51,14 +55,18 @@ type Session struct {
 	subs   []*actor.Latest[State]
 	events eventQueue
 
-	contact  contact
-	link     *link
-	failures failures
-	connsMu  sync.Mutex
-	conns    map[net.Conn]struct{} // open connections, closed at shutdown so the client stops at once
-	closing  bool                  // shutdown has begun: refuse new connections
-	state    State                 // owned by Run
-	lease    lease                 // owned by Run
+	contact   contact
+	link      *link
+	failures  failures
+	connsMu   sync.Mutex
+	conns     map[net.Conn]struct{} // open connections, closed at shutdown so the client stops at once
+	closing   bool                  // shutdown has begun: refuse new connections
+	state     State                 // owned by Run
+	lease     lease                 // owned by Run
+	bigLogged atomic.Int64          // see contactConn.tooBig
+	// authPending, if not nil, answers a credentials request left behind
+	// by a Run that was cancelled meanwhile; owned by Run.
+	authPending chan error
 }
 
 // New returns a session actor; it starts nothing.
@@ -133,10 +141,19 @@ func (s *Session) Run(ctx context.Context) error {
 		if !waitDone(syncsDone, stopTimeout) {
 			s.cfg.Logger.Error("zkalloc: a ZooKeeper sync did not return; leaving it behind")
 		}
+		if s.authPending != nil && !waitAnswer(s.authPending, stopTimeout) {
+			s.cfg.Logger.Error("zkalloc: a ZooKeeper credentials request did not return; leaving it behind")
+		}
 		s.state.Status, s.state.Since = Closed, s.cfg.Clock.Now()
 		s.publish(s.state)
 	}()
 
+	if err := s.authenticate(ctx, client); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
 	var conn Conn = gate
 	if s.cfg.WrapConn != nil {
 		conn = s.cfg.WrapConn(conn)
@@ -282,6 +299,7 @@ func (s *Session) dial(network, address string, timeout time.Duration) (net.Conn
 		logger:    s.cfg.Logger,
 		server:    address,
 		failures:  &s.failures,
+		bigLogged: &s.bigLogged,
 	}, nil
 }
 
@@ -331,6 +349,19 @@ func (s *Session) shutdown(client *zk.Conn, gate *gatedConn, events <-chan zk.Ev
 	s.connsMu.Unlock()
 	if !waitClosed(events, stopTimeout) {
 		s.cfg.Logger.Error("zkalloc: ZooKeeper client did not stop; leaving it behind")
+	}
+}
+
+// waitAnswer waits for one answer on c for at most d, and reports whether
+// it came.
+func waitAnswer(c <-chan error, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c:
+		return true
+	case <-t.C:
+		return false
 	}
 }
 

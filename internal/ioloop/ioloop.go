@@ -6,8 +6,12 @@ package ioloop
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/retry"
@@ -22,7 +26,9 @@ type Config struct {
 	// What names the work in the retry log: "zkalloc: <What> failed;
 	// retrying".
 	What string
-	// Fatal, if not nil, says which errors of the work end the actor.
+	// Fatal, if not nil, says which errors of the work end the actor,
+	// besides those that always do: the refusals of the credentials or
+	// the ACL that no retry changes (see [Permanent]).
 	Fatal func(error) bool
 }
 
@@ -99,7 +105,37 @@ func (l *Loop) Attempt(ctx context.Context, work func() error) (stop bool, err e
 	if l.st.Status != session.Up {
 		return false, nil
 	}
-	return l.pace.Attempt(ctx, l.cfg.Logger, l.cfg.What, work, l.cfg.Fatal)
+	stop, err = l.pace.Attempt(ctx, l.cfg.Logger, l.cfg.What, work, l.fatal)
+	if stop && err != nil {
+		err = Permanent(err)
+	}
+	return stop, err
+}
+
+func (l *Loop) fatal(err error) bool {
+	return IsPermanent(err) || l.cfg.Fatal != nil && l.cfg.Fatal(err)
+}
+
+// IsPermanent reports whether err holds an answer of ZooKeeper's that no
+// retry changes while the ACLs and the credentials stay as they are:
+// NoAuth (an ACL refuses this client), InvalidACL or AuthFailed. Retrying
+// those would only flood the server and the log.
+func IsPermanent(err error) bool {
+	return errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrInvalidACL) || errors.Is(err, zk.ErrAuthFailed)
+}
+
+// Permanent returns err with what it means said in ZooKeeper's own terms
+// if [IsPermanent] holds, and err otherwise; err stays wrapped.
+func Permanent(err error) error {
+	switch {
+	case errors.Is(err, zk.ErrNoAuth):
+		return fmt.Errorf("%w (ZooKeeper answered NoAuth: the ACL of the node, or of its parent for a create or delete, does not grant this client's credentials, Config.Auth, the permission; this is not retried)", err)
+	case errors.Is(err, zk.ErrInvalidACL):
+		return fmt.Errorf("%w (ZooKeeper answered InvalidACL: an ACL of scheme \"auth\" needs credentials that identify the client, such as digest; this is not retried)", err)
+	case errors.Is(err, zk.ErrAuthFailed):
+		return fmt.Errorf("%w (ZooKeeper answered AuthFailed: it refuses the credentials; this is not retried)", err)
+	}
+	return err
 }
 
 // C fires when a scheduled retry is due; then call Fired.

@@ -3,9 +3,12 @@ package ioloop_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"go.uber.org/goleak"
 
 	"github.com/zkalloc/zkalloc/actor"
@@ -91,5 +94,33 @@ func TestLoopAttemptStops(t *testing.T) {
 	cancel()
 	if stop, err := loop.Attempt(ctx, func() error { return errors.New("closing") }); !stop || err != nil {
 		t.Errorf("error after ctx is done: stop %v, err %v; want stop with nil", stop, err)
+	}
+}
+
+// TestLoopStopsOnPermanentRefusals: NoAuth, InvalidACL and AuthFailed end
+// the actor even without a Fatal of its own, with an error that names them
+// in ZooKeeper's terms and still wraps them; other errors are retried.
+func TestLoopStopsOnPermanentRefusals(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		name string
+	}{{zk.ErrNoAuth, "NoAuth"}, {zk.ErrInvalidACL, "InvalidACL"}, {zk.ErrAuthFailed, "AuthFailed"}} {
+		in := actor.NewLatest[session.State]()
+		loop := ioloop.New(ioloop.Config{Session: in, What: "test"})
+		in.Set(session.State{Status: session.Up, Reconnects: 1})
+		loop.Take()
+		stop, err := loop.Attempt(context.Background(), func() error { return fmt.Errorf("create /a/b: %w", tt.err) })
+		if !stop || !errors.Is(err, tt.err) || !strings.Contains(err.Error(), tt.name) || !strings.Contains(err.Error(), "/a/b") {
+			t.Errorf("%v: stop %v, err %v; want stop with an error naming %s and the path", tt.err, stop, err, tt.name)
+		}
+		loop.Stop()
+	}
+	in := actor.NewLatest[session.State]()
+	loop := ioloop.New(ioloop.Config{Session: in, What: "test"})
+	defer loop.Stop()
+	in.Set(session.State{Status: session.Up, Reconnects: 1})
+	loop.Take()
+	if stop, err := loop.Attempt(context.Background(), func() error { return zk.ErrConnectionClosed }); stop || err != nil {
+		t.Errorf("connection closed: stop %v, err %v; want a retry", stop, err)
 	}
 }

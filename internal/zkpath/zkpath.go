@@ -3,10 +3,12 @@
 //	<root>/groups/<group>/members/<member>       ephemeral
 //	<root>/groups/<group>/partitions/<topic>     persistent, compact id ranges
 //	<root>/groups/<group>/owners/<topic>:<id>    ephemeral, hand-off claims
+//	<root>/groups/<group>/seats/<member>         persistent, with DepartureDelay
 package zkpath
 
 import (
 	"errors"
+	"fmt"
 	"path"
 
 	"github.com/go-zookeeper/zk"
@@ -27,6 +29,12 @@ func (g Group) Members() string { return g.Dir() + "/members" }
 // Member is one member's node.
 func (g Group) Member(name string) string { return g.Members() + "/" + name }
 
+// Seats is the parent of the seat nodes (DepartureDelay).
+func (g Group) Seats() string { return g.Dir() + "/seats" }
+
+// Seat is one member's seat node.
+func (g Group) Seat(name string) string { return g.Seats() + "/" + name }
+
 // Partitions is the parent of the topic nodes.
 func (g Group) Partitions() string { return g.Dir() + "/partitions" }
 
@@ -41,23 +49,27 @@ type Creator interface {
 	Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error)
 }
 
-// Ensure creates p and every missing ancestor as persistent empty nodes.
-// Nodes that exist already are fine. It tries p first, so the common case
-// costs one request.
-func Ensure(c Creator, p string) error {
+// Ensure creates p and every missing ancestor as persistent empty nodes
+// with the given ACL (world-all if none). Nodes that exist already are
+// fine, whatever their ACL. It tries p first, so the common case costs one
+// request.
+func Ensure(c Creator, p string, acl ...zk.ACL) error {
+	if len(acl) == 0 {
+		acl = zk.WorldACL(zk.PermAll)
+	}
 	p = path.Clean(p)
 	if p == "/" || p == "." {
 		return nil
 	}
-	_, err := c.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+	_, err := c.Create(p, nil, 0, acl)
 	if errors.Is(err, zk.ErrNoNode) {
-		if err := Ensure(c, path.Dir(p)); err != nil {
+		if err := Ensure(c, path.Dir(p), acl...); err != nil {
 			return err
 		}
-		_, err = c.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+		_, err = c.Create(p, nil, 0, acl)
 	}
 	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		return err
+		return fmt.Errorf("create %s: %w", p, err)
 	}
 	return nil
 }

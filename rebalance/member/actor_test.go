@@ -35,7 +35,8 @@ type harness struct {
 	parts   chan partitions.View
 	desired *actor.Latest[claims.Desired]
 	held    *actor.Latest[claims.Held]
-	a       *member.Actor
+	stuck   *claims.StuckBox
+	a       *member.Actor[member.Update]
 	ctx     context.Context
 	last    member.Update // the last update next received
 	got     bool          // next has received one
@@ -56,6 +57,7 @@ func newHarness(t *testing.T, name string, s rebalance.Strategy, opts options) *
 		parts:   make(chan partitions.View),
 		desired: actor.NewLatest[claims.Desired](),
 		held:    actor.NewLatest[claims.Held](),
+		stuck:   claims.NewStuckBox(),
 	}
 	if opts.releaseTimeout == 0 {
 		opts.releaseTimeout = time.Minute
@@ -63,8 +65,8 @@ func newHarness(t *testing.T, name string, s rebalance.Strategy, opts options) *
 	h.a = member.NewActor(member.ActorConfig{
 		Config:   member.Config{Member: name, Settle: opts.settle, ReleaseTimeout: opts.releaseTimeout, Grace: opts.grace},
 		Strategy: s,
-		Session:  h.session, Members: h.members, Parts: h.parts, Desired: h.desired, Held: h.held, Clock: h.clock,
-	})
+		Session:  h.session, Members: h.members, Parts: h.parts, Desired: h.desired, Held: h.held, Stuck: h.stuck, Clock: h.clock,
+	}, member.Same())
 	var deadlineCancel context.CancelFunc
 	h.ctx, deadlineCancel = context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(deadlineCancel) // after the group has stopped (cleanups run last first)
@@ -423,5 +425,35 @@ func TestActorStuckStrategyHoldsUpNeitherRevocationNorClose(t *testing.T) {
 	h.session.Set(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 1})
 	if u := h.next(); len(u.Assigned) != 0 || !slices.Equal(u.Revoked, actortest.Parts("t", 0, 1)) {
 		t.Fatalf("on suspend with the strategy stuck: %+v, want everything revoked", u)
+	}
+}
+
+// The core's reports of claims held too long by another session reach the
+// claims actor's box when the actor's timer says they are due.
+func TestActorPassesStuckReports(t *testing.T) {
+	t.Parallel()
+	const rt, granted = 5 * time.Second, 4 * time.Second
+	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true, releaseTimeout: rt})
+	h.session.Set(session.State{Status: session.Up, SessionID: 1, Reconnects: 1, Timeout: granted})
+	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
+	h.sendParts(partitions.View{Parts: actortest.Parts("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 1})
+	d := h.nextDesired()
+	t0, t1 := actortest.Parts("t", 0), actortest.Parts("t", 1)
+	h.held.Set(claims.Held{SessionID: 1, Reconnects: 1, Seq: d.Seq, Held: t1, Blocked: []claims.Blocked{{Partition: t0[0], Session: 7}}})
+	if u := h.next(); !slices.Equal(u.Assigned, t1) || !slices.Equal(u.Pending, t0) {
+		t.Fatalf("update %+v, want t:1 assigned and t:0 pending", u)
+	}
+	if err := h.clock.WaitTimers(h.ctx, 1); err != nil {
+		t.Fatal("the stuck report's wake-up was never armed")
+	}
+	h.clock.Advance(rt + granted + member.StuckMargin)
+	select {
+	case <-h.stuck.Changed():
+	case <-h.ctx.Done():
+		t.Fatal("no stuck report")
+	}
+	want := []claims.Stuck{{Session: 7, Parts: t0, HeldFor: rt + granted + member.StuckMargin}}
+	if got := h.stuck.Take(); !reflect.DeepEqual(got, want) {
+		t.Errorf("reports %+v, want %+v", got, want)
 	}
 }

@@ -30,6 +30,10 @@ type Config struct {
 	// they are revoked when the session reports Lost, which its lease does
 	// before the server can expire it.
 	Grace time.Duration
+	// DepartureDelay keeps a departed member's seat, its share unclaimed
+	// and everybody else's unchanged, for this long (see seats.go); 0
+	// computes over the live members only.
+	DepartureDelay time.Duration
 }
 
 // Core makes this member's decisions: it collects the session state, the
@@ -74,6 +78,8 @@ type Core struct {
 	targetGen   int64
 	targetOf    []string    // the members it was computed for
 	targetParts []Partition // and the partitions
+	targetLive  []string    // the live ones among targetOf (the others hold seats)
+	seats       seats       // departure timers (DepartureDelay)
 	held        claims.Held
 	suspendedAt time.Time // when the connection was lost; zero while up
 	graceAt     time.Time // when the grace ends; zero if not running
@@ -94,7 +100,15 @@ type Core struct {
 	closeBy   time.Time // when the drain ends, acked or not
 	closeLate bool      // the drain ran out of time
 
+	holders    map[Partition]holder // wanted claims another session holds, from the last Held of this session
+	holdersGen uint64
+	holdersDue bool      // the last Held's holders are still to be taken
+	notedAt    time.Time // when holders were last taken
+	stuckAt    time.Time // when the next holder is due to be reported; zero if none
+
 	ready Ready // what to do, gathered since the last Ready
+
+	counts Counters // decisions counted, for Stats; see stats.go
 }
 
 // StrategyStall is how long a strategy may run before the core logs that
@@ -108,6 +122,7 @@ const StrategyStall = 5 * time.Second
 type Job struct {
 	ID       uint64
 	Members  []string    // sorted; includes this member
+	live     []string    // the live members; Members adds the seats
 	Parts    []Partition // sorted
 	Gen      int64
 	session  int64
@@ -128,6 +143,13 @@ type Ready struct {
 	Wake time.Time
 	// Logs are what happened worth telling, in order.
 	Logs []Log
+	// Expire is the seats whose DepartureDelay has run out, to delete;
+	// nil unless one is new since the last.
+	Expire []membership.Seat
+	// Stuck are wanted claims held by another session for longer than a
+	// hand-off can take, one report for each holding session: the shell
+	// has the claims actor look up and log who holds them.
+	Stuck []claims.Stuck
 }
 
 // Log is one record for the shell's logger.
@@ -181,6 +203,11 @@ func (c *Core) Session(st session.State) {
 		if prev.SessionID != 0 && st.SessionID != prev.SessionID {
 			c.keep = false // a new session: the old one's claims are gone
 		}
+		if st.SessionID != prev.SessionID {
+			c.holders, c.stuckAt, c.holdersDue = nil, time.Time{}, false // what the old session waited for
+		} else {
+			c.armStuck() // the granted timeout may have changed
+		}
 		if st.SessionID != prev.SessionID || st.Reconnects != prev.Reconnects {
 			c.haveTarget = false // wait for views read after the reconnection
 			c.firstSeq = 0
@@ -210,6 +237,7 @@ func (c *Core) Members(v membership.View) {
 		return
 	}
 	c.members, c.haveViews[0] = v, true
+	c.seatsSeen()
 	c.settle.change(c.now)
 	c.step()
 }
@@ -230,6 +258,7 @@ func (c *Core) Parts(v partitions.View) {
 // Held takes the claims actor's report of the claims held.
 func (c *Core) Held(h claims.Held) {
 	c.held = h
+	c.sampleHolders()
 	c.reconcile("claims changed")
 	c.step()
 }
@@ -261,15 +290,17 @@ func (c *Core) Computed(job Job, mine []Partition, err error) {
 		return // a newer job or a new connection has overtaken it
 	}
 	if err != nil {
+		c.counts.StrategyErrors++
 		c.log(slog.LevelError, "zkalloc: strategy failed; keeping the previous assignment", "strategy", c.cfg.Strategy, "err", err)
 		if c.primed {
-			c.publish(c.snap.Assigned, c.snap.Pending, c.snap.Generation, c.snap.Members,
+			c.publish(c.snap.Assigned, c.snap.tokens, c.snap.Pending, c.snap.Generation, c.snap.Members,
 				fmt.Sprintf("strategy failed, keeping the previous assignment: %v", err))
 		}
 		c.step()
 		return
 	}
 	c.target, c.targetGen, c.targetOf, c.targetParts, c.haveTarget = mine, job.Gen, job.Members, job.Parts, true
+	c.targetLive = job.live
 	c.log(slog.LevelDebug, "zkalloc: target computed", "generation", job.Gen, "target", len(mine))
 	c.reconcile(fmt.Sprintf("%s over %d members and %d partitions", c.cfg.Strategy, len(job.Members), len(job.Parts)))
 	c.step()
@@ -284,7 +315,7 @@ func (c *Core) Close(reason string) {
 	}
 	c.closing, c.closeBy = true, c.now.Add(c.cfg.ReleaseTimeout)
 	if c.primed {
-		c.publish(nil, nil, c.snap.Generation, c.snap.Members, reason)
+		c.publish(nil, nil, nil, c.snap.Generation, c.snap.Members, reason)
 	}
 	c.releaseAt, c.graceAt = time.Time{}, time.Time{}
 	c.settle.done()
@@ -321,6 +352,7 @@ func (c *Core) step() {
 		c.settle.done()
 		c.compute()
 	}
+	c.seatsDue()
 	if c.jobOpen && !c.jobLate && !c.now.Before(c.jobAt.Add(StrategyStall)) {
 		c.jobLate = true
 		c.log(slog.LevelWarn, "zkalloc: strategy has not returned; keeping the previous assignment meanwhile", "strategy", c.cfg.Strategy, "after", c.now.Sub(c.jobAt), "members", len(c.job.Members), "partitions", len(c.job.Parts))
@@ -333,6 +365,7 @@ func (c *Core) step() {
 		c.graceAt = time.Time{}
 		c.reconcile("connection still lost after the grace period")
 	}
+	c.reportStuck()
 }
 
 // wake returns when the next timer is due; zero if none.
@@ -348,7 +381,7 @@ func (c *Core) wake() time.Time {
 	if c.jobOpen && !c.jobLate {
 		late = c.jobAt.Add(StrategyStall)
 	}
-	for _, t := range []time.Time{c.releaseAt, c.graceAt, late} {
+	for _, t := range []time.Time{c.releaseAt, c.graceAt, late, c.seatWake(), c.stuckWake()} {
 		if !t.IsZero() && (at.IsZero() || t.Before(at)) {
 			at = t
 		}
@@ -376,18 +409,19 @@ func (c *Core) compute() {
 	if c.closing || !c.fresh() {
 		return
 	}
-	members := c.members.Members
-	if _, found := slices.BinarySearch(members, c.cfg.Member); !found {
+	live := c.members.Members
+	if _, found := slices.BinarySearch(live, c.cfg.Member); !found {
 		return // not registered (yet) in this session: nothing is ours
 	}
+	members := c.seated()
 	gen := max(c.members.Zxid, c.parts.Zxid)
 	// One write can change several znodes at one zxid, and a view may hold
 	// some of them before its watches have delivered the rest: equal
 	// generations do not prove equal views, so compare the contents.
-	if c.haveTarget && gen == c.targetGen && slices.Equal(c.targetOf, members) && slices.Equal(c.targetParts, c.parts.Parts) {
+	if c.haveTarget && gen == c.targetGen && slices.Equal(c.targetOf, members) && slices.Equal(c.targetLive, live) && slices.Equal(c.targetParts, c.parts.Parts) {
 		return
 	}
-	c.job = Job{ID: c.job.ID + 1, Members: members, Parts: c.parts.Parts, Gen: gen, session: c.st.SessionID, connects: c.st.Reconnects}
+	c.job = Job{ID: c.job.ID + 1, Members: members, live: live, Parts: c.parts.Parts, Gen: gen, session: c.st.SessionID, connects: c.st.Reconnects}
 	c.jobOut, c.jobOpen, c.jobAt, c.jobLate = true, true, c.now, false
 }
 
@@ -427,14 +461,16 @@ func (c *Core) reconcile(reason string) {
 	up := c.st.Status == session.Up
 	held := c.heldNow()
 	var assigned, pending []Partition
+	var tokens []int64
 	kept := false
 	switch {
 	case up && c.haveTarget && held != nil:
 		assigned = intersect(c.target, held)
+		tokens = c.tokensOf(assigned)
 		pending, _ = diff(assigned, c.target)
 		c.keep = true
 	case c.keeping():
-		assigned, pending = c.snap.Assigned, c.snap.Pending // a short blip: keep working
+		assigned, pending, tokens = c.snap.Assigned, c.snap.Pending, c.snap.tokens // a short blip: keep working
 		kept = true
 	default:
 		c.keep = false
@@ -444,11 +480,12 @@ func (c *Core) reconcile(reason string) {
 		// newer view may give some of them to another member already.
 		gen, members := c.snap.Generation, c.snap.Members
 		if up && c.haveTarget && !kept {
-			gen, members = c.targetGen, c.targetOf
+			gen, members = c.targetGen, c.targetLive
 		}
 		if !c.primed || gen != c.snap.Generation || !slices.Equal(members, c.snap.Members) ||
-			!slices.Equal(assigned, c.snap.Assigned) || !slices.Equal(pending, c.snap.Pending) {
-			c.publish(assigned, pending, gen, members, reason)
+			!slices.Equal(assigned, c.snap.Assigned) || !slices.Equal(pending, c.snap.Pending) ||
+			!slices.Equal(tokens, c.snap.tokens) {
+			c.publish(assigned, tokens, pending, gen, members, reason)
 		}
 	}
 	if !up || !c.haveTarget {
@@ -467,6 +504,7 @@ func (c *Core) reconcile(reason string) {
 		if held != nil {
 			c.judged, c.judgedIn = want, c.st.SessionID
 		}
+		c.counts.ReleaseTimeouts += uint64(len(timedOut))
 		for _, p := range timedOut {
 			c.log(slog.LevelWarn, "zkalloc: consumer did not ack a revocation within ReleaseTimeout; releasing the partition anyway", "partition", p.String(), "timeout", c.cfg.ReleaseTimeout)
 		}
@@ -530,7 +568,7 @@ func wantedSince(prev []Partition, since []uint64, want []Partition, seq uint64)
 
 // publish makes a snapshot assigning assigned, relative to what the
 // consumer last received, with pending still to come.
-func (c *Core) publish(assigned, pending []Partition, gen int64, members []string, reason string) {
+func (c *Core) publish(assigned []Partition, tokens []int64, pending []Partition, gen int64, members []string, reason string) {
 	c.seq++
 	added, revoked := diff(c.ho.cur, assigned) // relative to what the consumer last received
 	u := Update{
@@ -542,6 +580,7 @@ func (c *Core) publish(assigned, pending []Partition, gen int64, members []strin
 		Pending:    pending,
 		Reason:     reason,
 		seq:        c.seq,
+		tokens:     tokens,
 	}
 	c.snap, c.primed = u, true
 	c.ready.Publish = &u

@@ -28,11 +28,14 @@ type core struct {
 	desired  *claims.Desired // wanted and not taken by the test, the newest
 	wake     time.Time
 	logs     []Log
+	expire   []membership.Seat // the newest seat expiry asked for, not taken by the test
+	stuck    []claims.Stuck    // reports asked for and not taken by the test
 }
 
 type coreOptions struct {
 	settle, releaseTimeout, grace time.Duration
 	manualClaims                  bool // the test answers Desired itself
+	departureDelay                time.Duration
 }
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -41,7 +44,7 @@ func newCore(t *testing.T, member string, s rebalance.Strategy, opts coreOptions
 	if opts.releaseTimeout == 0 {
 		opts.releaseTimeout = time.Minute
 	}
-	cfg := Config{Member: member, Strategy: s.Name(), Settle: opts.settle, ReleaseTimeout: opts.releaseTimeout, Grace: opts.grace}
+	cfg := Config{Member: member, Strategy: s.Name(), Settle: opts.settle, ReleaseTimeout: opts.releaseTimeout, Grace: opts.grace, DepartureDelay: opts.departureDelay}
 	return &core{t: t, c: NewCore(cfg, t0), strategy: s, member: member, grantAll: !opts.manualClaims, now: t0}
 }
 
@@ -51,7 +54,11 @@ func (h *core) drain() {
 	for {
 		r := h.c.Ready()
 		h.logs = append(h.logs, r.Logs...)
+		h.stuck = append(h.stuck, r.Stuck...)
 		h.wake = r.Wake
+		if r.Expire != nil {
+			h.expire = r.Expire
+		}
 		if r.Publish != nil {
 			h.pub = r.Publish
 		}

@@ -33,6 +33,8 @@ type handoff struct {
 	acked     uint64                  // the highest seq the consumer acked
 	revokedAt map[Partition]time.Time // held, no longer assigned, not yet released
 	forced    map[Partition]bool      // released by timeout, not yet gone from held
+
+	started, done uint64 // hand-offs counted: entered revokedAt, and left it released (Counters)
 }
 
 func newHandoff(releaseTimeout time.Duration) *handoff {
@@ -99,6 +101,7 @@ func (h *handoff) want(target, held, assigned []Partition, now time.Time) (want,
 		if _, found := slices.BinarySearchFunc(held, p, partitions.Compare); !found {
 			delete(h.revokedAt, p)
 			delete(h.forced, p)
+			h.done++
 		}
 	}
 	for _, p := range held {
@@ -117,6 +120,7 @@ func (h *handoff) want(target, held, assigned []Partition, now time.Time) (want,
 		if !ok {
 			at = now
 			h.revokedAt[p] = at
+			h.started++
 		}
 		deadline := at.Add(h.releaseTimeout)
 		if !now.Before(deadline) {

@@ -1,6 +1,7 @@
 package member
 
 import (
+	"slices"
 	"sync/atomic"
 
 	"github.com/zkalloc/zkalloc/partitions"
@@ -10,7 +11,8 @@ import (
 type Partition = partitions.Partition
 
 // Update is one snapshot of this member's assignment, as its consumer
-// receives it. It is a value: nothing in it changes after it is published,
+// receives it (wrapped in the root package's Update, whose field docs
+// are kept in step with these). It is a value: nothing in it changes after it is published,
 // and its slices must not be modified.
 type Update struct {
 	// Generation identifies the view the assignment was computed from: the
@@ -19,7 +21,9 @@ type Update struct {
 	// (DisconnectGrace) keep the generation they were assigned in until
 	// the claims are checked, even if a newer view has arrived meanwhile.
 	Generation int64
-	// Members of the group, sorted.
+	// Members of the group, sorted: the live ones. With DepartureDelay, a
+	// member that has left but whose seat is kept is not listed, though
+	// the assignment is computed with it (its share is paused).
 	Members []string
 	// Assigned is every partition this member owns now, sorted by
 	// [partitions.Compare]. No other member lists any of them in its own
@@ -39,8 +43,32 @@ type Update struct {
 	// Reason says why this update was published, for logs.
 	Reason string
 
-	seq  uint64
-	acks *acks
+	seq    uint64
+	acks   *acks
+	tokens []int64 // tokens[i] is Assigned[i]'s fencing token
+}
+
+// Token returns p's fencing token, and false if p is not in Assigned.
+//
+// The token stays the same for as long as this member owns p without
+// interruption, and is larger than the token of any earlier owner of p:
+// it is the creation zxid of p's claim node, which ZooKeeper makes grow
+// with every write. Pass it with every write to the sink a partition's
+// work goes to, and have the sink refuse a write whose token is lower than
+// the highest it has seen for p: a former owner that has not stopped yet
+// (a consumer slow to see its revocation, or a process paused through its
+// session's expiry) can then no longer overwrite its successor's work.
+//
+// If p's claim node is deleted from outside (by an operator) while this
+// member still owns p, the member creates it again within about a session
+// timeout: p keeps its place in Assigned, with the new claim's larger
+// token, in a new Update: take the token from the newest Update.
+func (u Update) Token(p Partition) (int64, bool) {
+	i, found := slices.BinarySearchFunc(u.Assigned, p, partitions.Compare)
+	if !found || i >= len(u.tokens) || u.tokens[i] == 0 {
+		return 0, false
+	}
+	return u.tokens[i], true
 }
 
 // Ack tells the allocator that the consumer has stopped every partition

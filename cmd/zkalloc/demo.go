@@ -1,16 +1,9 @@
-// Command zkalloc-demo shows a consumer group sharing partitions through
-// ZooKeeper. It starts a throwaway local ZooKeeper server (or uses the one
-// given with -servers), runs three members in this process, then adds a
-// fourth, adds partitions, closes one member, and shuts everything down,
-// printing every Update each member's consumer receives.
-//
-//	go run ./cmd/zkalloc-demo
 package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -21,34 +14,30 @@ import (
 	"github.com/zkalloc/zkalloc/internal/zktest"
 )
 
-func main() {
-	servers := flag.String("servers", "", "ZooKeeper servers, comma-separated (default: start a local one)")
-	verbose := flag.Bool("v", false, "log what the allocators do")
-	flag.Parse()
-	if err := run(*servers, *verbose); err != nil {
-		fmt.Fprintln(os.Stderr, "zkalloc-demo:", err)
-		os.Exit(1)
-	}
-}
-
-func run(servers string, verbose bool) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+// demo shows a consumer group sharing partitions through ZooKeeper. It
+// starts a throwaway local ZooKeeper server (or uses the one given with
+// -servers), runs three members in this process, then adds a fourth, adds
+// partitions, closes one member, and shuts everything down, printing
+// every Update each member's consumer receives. It is what `make demo`
+// runs.
+func demo(ctx context.Context, o options, w io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 
-	addrs := strings.Split(servers, ",")
-	if servers == "" {
-		fmt.Println("starting a local ZooKeeper server...")
+	addrs := strings.Split(o.servers, ",")
+	if !o.serversSet {
+		fmt.Fprintln(w, "starting a local ZooKeeper server...")
 		srv, err := zktest.StartServer(ctx, zktest.Options{})
 		if err != nil {
 			return fmt.Errorf("start ZooKeeper (run scripts/install-zookeeper.sh, or pass -servers): %w", err)
 		}
 		defer srv.Close()
 		addrs = []string{srv.Addr()}
-		fmt.Println("ZooKeeper is up at", srv.Addr())
+		fmt.Fprintln(w, "ZooKeeper is up at", srv.Addr())
 	}
 
 	level := slog.LevelError
-	if verbose {
+	if o.verbose {
 		level = slog.LevelInfo
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
@@ -78,10 +67,10 @@ func run(servers string, verbose bool) error {
 				if len(u.Pending) > 0 {
 					pending = "  pending " + list(u.Pending)
 				}
-				fmt.Printf("  %-3s gen %#x  members %v  assigned %s  added %s  revoked %s%s\n",
+				fmt.Fprintf(w, "  %-3s gen %#x  members %v  assigned %s  added %s  revoked %s%s\n",
 					name, u.Generation, u.Members, list(u.Assigned), list(u.Added), list(u.Revoked), pending)
 			}
-			fmt.Printf("  %-3s updates closed\n", name)
+			fmt.Fprintf(w, "  %-3s updates closed\n", name)
 		}()
 		if err := alloc.Start(ctx); err != nil {
 			alloc.Close()
@@ -95,9 +84,16 @@ func run(servers string, verbose bool) error {
 		delete(members, name)
 		return err
 	}
+	// Printing is shared by the consumers' goroutines.
+	var printMu sync.Mutex
+	w = &lockedWriter{w: w, mu: &printMu}
 	step := func(what string) {
-		time.Sleep(time.Second) // let the group's updates print before the next step
-		fmt.Println("\n==>", what)
+		// Let the group's updates print before the next step.
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+		}
+		fmt.Fprintln(w, "\n==>", what)
 	}
 	defer func() {
 		for name := range members {
@@ -139,7 +135,7 @@ func run(servers string, verbose bool) error {
 		}
 	}
 	wg.Wait()
-	fmt.Println("\ndone")
+	fmt.Fprintln(w, "\ndone")
 	return nil
 }
 
@@ -160,4 +156,16 @@ func list(ps []zkalloc.Partition) string {
 		}
 	}
 	return b.String()
+}
+
+// lockedWriter serializes writes from the consumers' goroutines.
+type lockedWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

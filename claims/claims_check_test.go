@@ -1,0 +1,136 @@
+package claims_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/claims"
+	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/zktest"
+	"github.com/zkalloc/zkalloc/partitions"
+)
+
+// A claim deleted from outside (an operator, a script) while still wanted
+// is noticed by the periodic check and claimed again, with a new, larger
+// token, within about a session timeout: well within the bound of three
+// session timeouts plus 5 s. The other claims are left as they are.
+func TestClaimsDeletedClaimRestored(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	obs := actortest.Observe(t, []string{srv.Addr()}, claimWait)
+	const timeout = 4 * time.Second
+	a := startClaimer(t, []string{srv.Addr()}, "a", timeout)
+	ts := actortest.Parts("t", 0, 1)
+	d := a.want(ts...)
+	before := a.waitHeld(holds(d, ts))
+
+	if err := obs.Conn.Delete(claimPath(ts[0]), -1); err != nil {
+		t.Fatal(err)
+	}
+	deleted := time.Now()
+	after := a.waitHeld("with t:0 claimed again", func(h claims.Held) bool {
+		return slices.Equal(h.Held, ts) && tokenOf(h, ts[0]) > tokenOf(before, ts[0])
+	})
+	took := time.Since(deleted)
+	t.Logf("claim restored %v after it was deleted (session timeout %v)", took.Round(time.Millisecond), a.st.Timeout)
+	if bound := a.st.Timeout + 5*time.Second; took > bound {
+		t.Errorf("restored after %v, want within %v", took, bound)
+	}
+	wantNodeTokens(t, obs.Conn, after, a.st.SessionID, "a", ts...)
+	if tokenOf(after, ts[1]) != tokenOf(before, ts[1]) {
+		t.Errorf("t:1's token changed from %d to %d; its claim was not touched", tokenOf(before, ts[1]), tokenOf(after, ts[1]))
+	}
+}
+
+// A claim deleted from outside and created by another session before this
+// one notices is no longer held: Held drops it at once, naming its new
+// holder, and the member revokes the partition. The other's claim is left
+// alone.
+func TestClaimsDeletedClaimTakenByAnother(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	obs := actortest.Observe(t, []string{srv.Addr()}, claimWait)
+	a := startClaimer(t, []string{srv.Addr()}, "a", 4*time.Second)
+	ts := actortest.Parts("t", 0, 1)
+	d := a.want(ts...)
+	a.waitHeld(holds(d, ts))
+
+	if _, err := obs.Conn.Multi(
+		&zk.DeleteRequest{Path: claimPath(ts[0]), Version: -1},
+		&zk.CreateRequest{Path: claimPath(ts[0]), Data: []byte("other"), Acl: zk.WorldACL(zk.PermAll), Flags: zk.FlagEphemeral},
+	); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	a.waitHeld(holds(d, ts[1:]))
+	t.Logf("claim taken by another session dropped after %v", time.Since(start).Round(time.Millisecond))
+	if what, ok := blockedBy(map[partitions.Partition]int64{ts[0]: obs.SessionID}); !ok(a.last) {
+		t.Errorf("Held %+v, want it %s t:0", a.last, what)
+	}
+	checkClaim(t, obs.Conn, ts[0], obs.SessionID, "other")
+	checkClaim(t, obs.Conn, ts[1], a.st.SessionID, "a")
+}
+
+// The periodic check costs one request while no claim of the group is
+// created or deleted: the owners node's Stat. Only when that changed are
+// the claims held read, and a deleted one claimed again.
+func TestClaimsCheckReadsClaimsOnlyAfterAChange(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	obs := actortest.Observe(t, []string{srv.Addr()}, claimWait)
+	clock := actor.NewFakeClock(time.Now())
+	const every = time.Minute
+	a := startClaimerWith(t, []string{srv.Addr()}, "a", 4*time.Second, nil, func(cfg *claims.Config) {
+		cfg.Clock, cfg.CheckEvery = clock, every
+	})
+	ts := actortest.Parts("t", 0, 1, 2)
+	d := a.want(ts...)
+	first := a.waitHeld(holds(d, ts))
+	ctx, cancel := context.WithTimeout(context.Background(), claimWait)
+	defer cancel()
+	// check advances the clock to the next check and returns the Held
+	// that attempt reports, and the requests it sent.
+	check := func() (claims.Held, int64) {
+		t.Helper()
+		if err := clock.WaitTimers(ctx, 1); err != nil {
+			t.Fatal("the check timer was never armed")
+		}
+		a.held.Take()
+		before := a.requests.Load()
+		clock.Advance(every)
+		for {
+			select {
+			case <-a.held.Changed():
+				if h, ok := a.held.Take(); ok {
+					return h, a.requests.Load() - before
+				}
+			case <-ctx.Done():
+				t.Fatal("no report after the check")
+			}
+		}
+	}
+
+	if _, n := check(); n != 1+int64(len(ts)) {
+		t.Errorf("the first check sent %d requests, want %d: the owners node, then each claim", n, 1+len(ts))
+	}
+	for range 2 {
+		if h, n := check(); n != 1 || !slices.Equal(h.Held, ts) {
+			t.Errorf("a check with nothing changed sent %d requests and reported %v, want 1 and every claim", n, h.Held)
+		}
+	}
+	if err := obs.Conn.Delete(claimPath(ts[1]), -1); err != nil {
+		t.Fatal(err)
+	}
+	h, n := check()
+	if want := 1 + int64(len(ts)) + 1; n != want {
+		t.Errorf("the check after a deletion sent %d requests, want %d: the owners node, each claim, the create", n, want)
+	}
+	if !slices.Equal(h.Held, ts) || tokenOf(h, ts[1]) <= tokenOf(first, ts[1]) || tokenOf(h, ts[0]) != tokenOf(first, ts[0]) {
+		t.Errorf("Held %+v after t:1 was deleted, want it claimed again with a larger token (was %v)", h, first.Tokens)
+	}
+}

@@ -1,0 +1,319 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkalloc/zkalloc/internal/inflight"
+	"github.com/zkalloc/zkalloc/membership"
+	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
+)
+
+// memberStatus is one member, from its node.
+type memberStatus struct {
+	Name     string `json:"name"`
+	Host     string `json:"host,omitempty"`
+	PID      int    `json:"pid,omitempty"`
+	Session  string `json:"session"` // hex, as ZooKeeper's tools show it
+	Strategy string `json:"strategy,omitempty"`
+	Version  string `json:"version,omitempty"`
+	Started  string `json:"started,omitempty"` // RFC 3339
+	Age      string `json:"age"`               // since the node was created, in this session
+	Owns     int    `json:"owns"`
+}
+
+// handoffStatus is a partition whose claim is not (yet) where the
+// members' strategy puts it.
+type handoffStatus struct {
+	Partition string `json:"partition"`
+	From      string `json:"from,omitempty"` // the member holding the claim; "" if none
+	To        string `json:"to"`             // the member the strategy gives it to
+}
+
+// groupStatus is what status prints; with -json, as is.
+type groupStatus struct {
+	Group      string            `json:"group"`
+	Path       string            `json:"path"`
+	Members    []memberStatus    `json:"members"`
+	Partitions map[string]string `json:"partitions"` // topic → compact IDs, "0-63,70"
+	Corrupt    []string          `json:"corrupt,omitempty"`
+	Owners     map[string]string `json:"owners"`  // "topic:id" → member
+	Unowned    []string          `json:"unowned"` // in the set, with no claim
+	Strays     []string          `json:"strays,omitempty"`
+	// Strategy is the members' common strategy; Handoffs is known only
+	// when it is a built-in one (the command can run it).
+	Strategy      string          `json:"strategy,omitempty"`
+	HandoffsKnown bool            `json:"handoffs_known"`
+	Handoffs      []handoffStatus `json:"handoffs"`
+}
+
+// builtins are the strategies status can run to tell hand-offs in
+// progress.
+var builtins = map[string]rebalance.Strategy{}
+
+func init() {
+	for _, s := range []rebalance.Strategy{rebalance.Balanced, rebalance.Range, rebalance.RoundRobin} {
+		builtins[s.Name()] = s
+	}
+}
+
+// readStatus reads the group: members, the set and the claims.
+//
+// A hand-off is in progress for a partition when the owner the members'
+// strategy gives it, for the members and set read, is not the member that
+// holds its claim: the old owner has not released it yet (its consumer
+// has not acked), or the new one has not claimed it yet. Members that
+// have not yet computed the newest view, or debounce it (Settle), show up
+// the same way for a moment.
+func readStatus(c *client) (*groupStatus, error) {
+	if err := c.checkGroup(); err != nil {
+		return nil, err
+	}
+	st := &groupStatus{Group: c.paths.Group, Path: c.paths.Dir(), Partitions: map[string]string{}, Owners: map[string]string{}, Unowned: []string{}, Handoffs: []handoffStatus{}}
+
+	names, err := children(c.conn, c.paths.Members())
+	if err != nil {
+		return nil, err
+	}
+	type read struct {
+		data []byte
+		stat *zk.Stat
+		err  error
+	}
+	reads := make([]read, len(names))
+	inflight.Do(len(names), func(i int) {
+		reads[i].data, reads[i].stat, reads[i].err = c.conn.Get(c.paths.Member(names[i]))
+	})
+	now := time.Now()
+	strategies := map[string]bool{}
+	for i, name := range names {
+		r := reads[i]
+		if errors.Is(r.err, zk.ErrNoNode) {
+			continue // left since listed
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+		if r.stat.EphemeralOwner == 0 {
+			continue // not a member: not an ephemeral of a live session
+		}
+		m := memberStatus{Name: name, Session: fmt.Sprintf("0x%x", r.stat.EphemeralOwner)}
+		if info, ok := membership.ParseInfo(r.data); ok {
+			m.Host, m.PID, m.Strategy, m.Version, m.Started = info.Host, info.PID, info.Strategy, info.Version, info.Started
+		}
+		strategies[m.Strategy] = true
+		created := time.UnixMilli(r.stat.Ctime)
+		m.Age = now.Sub(created).Round(time.Second).String()
+		st.Members = append(st.Members, m)
+	}
+	if st.Members == nil {
+		st.Members = []memberStatus{}
+	}
+
+	set, corrupt, err := partitions.Read(c.conn, c.paths)
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return nil, err
+	}
+	for _, e := range corrupt {
+		st.Corrupt = append(st.Corrupt, e.Error())
+	}
+	var all []partitions.Partition
+	for _, topic := range slices.Sorted(maps.Keys(set)) {
+		st.Partitions[topic] = string(partitions.EncodeIDs(set[topic]))
+		for _, id := range set[topic] {
+			all = append(all, partitions.Partition{Topic: topic, ID: id})
+		}
+	}
+
+	claims, err := children(c.conn, c.paths.Owners())
+	if err != nil {
+		return nil, err
+	}
+	owners := make([]read, len(claims))
+	inflight.Do(len(claims), func(i int) {
+		owners[i].data, owners[i].stat, owners[i].err = c.conn.Get(c.paths.Owners() + "/" + claims[i])
+	})
+	owner := map[partitions.Partition]string{}
+	for i, name := range claims {
+		r := owners[i]
+		if errors.Is(r.err, zk.ErrNoNode) {
+			continue
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+		p, err := partitions.Parse(name)
+		if err != nil {
+			st.Strays = append(st.Strays, name)
+			continue
+		}
+		owner[p] = string(r.data)
+		st.Owners[name] = string(r.data)
+		if _, ok := set[p.Topic]; !ok || !slices.Contains(set[p.Topic], p.ID) {
+			st.Strays = append(st.Strays, name) // claimed, not in the set: being released
+		}
+	}
+	owns := map[string]int{}
+	for _, m := range owner {
+		owns[m]++
+	}
+	for i := range st.Members {
+		st.Members[i].Owns = owns[st.Members[i].Name]
+	}
+	for _, p := range all {
+		if _, ok := owner[p]; !ok {
+			st.Unowned = append(st.Unowned, p.String())
+		}
+	}
+
+	if len(strategies) == 1 {
+		for s := range strategies {
+			st.Strategy = s
+		}
+	}
+	if s, ok := builtins[st.Strategy]; ok && len(st.Members) > 0 {
+		memberNames := make([]string, len(st.Members))
+		for i, m := range st.Members {
+			memberNames[i] = m.Name
+		}
+		target, err := rebalance.Compute(s, memberNames, all)
+		if err == nil {
+			st.HandoffsKnown = true
+			for _, m := range memberNames {
+				for _, p := range target[m] {
+					if owner[p] != m {
+						st.Handoffs = append(st.Handoffs, handoffStatus{Partition: p.String(), From: owner[p], To: m})
+					}
+				}
+			}
+			slices.SortFunc(st.Handoffs, func(a, b handoffStatus) int {
+				pa, _ := partitions.Parse(a.Partition)
+				pb, _ := partitions.Parse(b.Partition)
+				return partitions.Compare(pa, pb)
+			})
+		}
+	}
+	return st, nil
+}
+
+// children lists a node's children, sorted; none if it does not exist.
+func children(conn *zk.Conn, path string) ([]string, error) {
+	names, _, err := conn.Children(path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	slices.Sort(names)
+	return names, err
+}
+
+func status(c *client, o options, w io.Writer) error {
+	st, err := readStatus(c)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	}
+	return printStatus(st, w)
+}
+
+func printStatus(st *groupStatus, w io.Writer) error {
+	total := 0
+	for _, ids := range st.Partitions {
+		n, _ := partitions.DecodeIDs([]byte(ids))
+		total += len(n)
+	}
+	handoffs := fmt.Sprint(len(st.Handoffs))
+	if !st.HandoffsKnown {
+		handoffs = "unknown"
+	}
+	fmt.Fprintf(w, "group %s (%s): %d members, %d topics, %d partitions, %d owned, %d unowned, hand-offs in progress: %s\n",
+		st.Group, st.Path, len(st.Members), len(st.Partitions), total, len(st.Owners), len(st.Unowned), handoffs)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nMEMBER\tHOST\tPID\tSESSION\tSTRATEGY\tVERSION\tAGE\tOWNS")
+	for _, m := range st.Members {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\n", m.Name, m.Host, m.PID, m.Session, m.Strategy, m.Version, m.Age, m.Owns)
+	}
+	fmt.Fprintln(tw, "\nTOPIC\tPARTITIONS")
+	for _, topic := range slices.Sorted(maps.Keys(st.Partitions)) {
+		fmt.Fprintf(tw, "%s\t%s\n", topic, st.Partitions[topic])
+	}
+	for _, c := range st.Corrupt {
+		fmt.Fprintf(tw, "corrupt\t%s\n", c)
+	}
+	// Owners, grouped: one line per member with its partitions compacted.
+	byOwner := map[string][]partitions.Partition{}
+	for name, m := range st.Owners {
+		if p, err := partitions.Parse(name); err == nil {
+			byOwner[m] = append(byOwner[m], p)
+		}
+	}
+	fmt.Fprintln(tw, "\nOWNER\tPARTITIONS")
+	for _, m := range slices.Sorted(maps.Keys(byOwner)) {
+		fmt.Fprintf(tw, "%s\t%s\n", m, compact(byOwner[m]))
+	}
+	if len(st.Unowned) > 0 {
+		fmt.Fprintf(tw, "(unowned)\t%s\n", compact(parseAll(st.Unowned)))
+	}
+	if len(st.Strays) > 0 {
+		fmt.Fprintf(tw, "(claimed, not in the set)\t%s\n", strings.Join(st.Strays, " "))
+	}
+	if len(st.Handoffs) > 0 {
+		fmt.Fprintln(tw, "\nHAND-OFF\tFROM\tTO")
+		for _, h := range st.Handoffs {
+			from := h.From
+			if from == "" {
+				from = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", h.Partition, from, h.To)
+		}
+	}
+	if !st.HandoffsKnown {
+		fmt.Fprintln(tw, "\n(hand-offs unknown: the members run no common built-in strategy)")
+	}
+	return tw.Flush()
+}
+
+func parseAll(names []string) []partitions.Partition {
+	var ps []partitions.Partition
+	for _, n := range names {
+		if p, err := partitions.Parse(n); err == nil {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// compact renders partitions as "events:0-3,7 audit:1".
+func compact(ps []partitions.Partition) string {
+	if len(ps) == 0 {
+		return "-"
+	}
+	partitions.Sort(ps)
+	byTopic := map[string][]int32{}
+	var topics []string
+	for _, p := range ps {
+		if _, ok := byTopic[p.Topic]; !ok {
+			topics = append(topics, p.Topic)
+		}
+		byTopic[p.Topic] = append(byTopic[p.Topic], p.ID)
+	}
+	out := make([]string, len(topics))
+	for i, t := range topics {
+		out[i] = t + ":" + string(partitions.EncodeIDs(byTopic[t]))
+	}
+	return strings.Join(out, " ")
+}

@@ -1,0 +1,169 @@
+package membership
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkalloc/zkalloc/internal/inflight"
+	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/session"
+)
+
+// Bounds on the member list as read. Every member reads the whole list in
+// one reply, which the client refuses past its buffer (1 MiB), and hands
+// it to the strategy. A list past either bound is refused as a whole:
+// logged as an error naming the bound, no view published, read again when
+// it changes; and a member does not join a group whose list is past them
+// (ErrGroupFull).
+const (
+	// MaxMembers is the most children of members/ read: ten times the
+	// thousand members the scale test runs.
+	MaxMembers = 10_000
+	// MaxMembersBytes bounds the children's names, each counted with the
+	// 4 bytes of its length as ZooKeeper sends it: under the client's
+	// 1 MiB buffer with room for the reply's header. Names of members are
+	// at most 249 bytes (zkpath.MaxNameLen), so 3,950 members of the
+	// longest names fit, and MaxMembers of names up to 96 bytes.
+	MaxMembersBytes = 1_000_000
+)
+
+// ErrGroupFull is returned by [Membership.Run] when, before the member
+// first registers, the member list is already at or past [MaxMembers] or
+// [MaxMembersBytes].
+var ErrGroupFull = errors.New("membership: the group's member list is full")
+
+// checkBounds returns an error naming the bound if names, a list of
+// members/ as read, is past one; adding says that one more name, of
+// adding bytes, is about to join.
+func checkBounds(names []string, adding int) error {
+	n, size := len(names), 0
+	for _, name := range names {
+		size += len(name) + 4
+	}
+	if adding > 0 {
+		n, size = n+1, size+adding+4
+	}
+	switch {
+	case n > MaxMembers:
+		return fmt.Errorf("%d members, more than the limit of %d (MaxMembers)", n, MaxMembers)
+	case size > MaxMembersBytes:
+		return fmt.Errorf("%d members whose names take %d bytes, more than the limit of %d (MaxMembersBytes)", n, size, MaxMembersBytes)
+	}
+	return nil
+}
+
+// short returns name, or its first 64 bytes and its length if it is
+// longer, so that a huge foreign name does not flood the log.
+func short(name string) string {
+	const show = 64
+	if len(name) <= show {
+		return name
+	}
+	return fmt.Sprintf("%s...(%d bytes)", strings.ToValidUTF8(name[:show], ""), len(name))
+}
+
+// containerOwner is the ephemeral owner ZooKeeper gives a container node,
+// which no session has.
+const containerOwner = math.MinInt64
+
+// liveMember reports whether a child of members/ with this stat is a
+// member: an ephemeral node, which the server deletes when its session
+// ends, so that it stands for a live session. A persistent or container
+// node left there by hand or by another program is not one, however long
+// it stays. (A TTL node, which a server may allow, is deleted by the
+// server once it is old and childless.)
+func liveMember(stat *zk.Stat) bool {
+	return stat.EphemeralOwner != 0 && stat.EphemeralOwner != containerOwner
+}
+
+// verdicts keeps which children of members/ were found to be members
+// (true) or not (false). A node keeps its kind for life, so a name is
+// looked at once, when it first appears in the list, and again only if it
+// may have been deleted and created again unseen: when a list holds the
+// same names as the last but another pzxid. That costs each member one
+// read per other member that joins, not one per member on every change.
+type verdicts struct {
+	of     map[string]bool
+	names  []string // the list they were made for
+	pzxid  int64    // its pzxid
+	warned map[string]struct{}
+}
+
+// members returns the members among names, sorted children of members/
+// read with pzxid, reading the stat of every name it has no verdict for,
+// the requests pipelined. Names that are not valid member names, or nodes
+// that are not a live session's, are left out and logged once each with
+// their path; a node gone meanwhile is left out (the list's watch fires
+// for it). own, this member's name, is taken as a member: list checks it.
+func (m *Membership) members(conn session.Conn, names []string, pzxid int64) ([]string, error) {
+	v := &m.verdicts
+	if v.warned == nil {
+		v.warned = make(map[string]struct{})
+	}
+	if v.of == nil || slices.Equal(names, v.names) && pzxid != v.pzxid {
+		// The same names but another pzxid: a child was deleted and
+		// created again unseen, perhaps as another kind of node.
+		v.of = make(map[string]bool, len(names))
+	}
+	var look []string
+	for _, name := range names {
+		if _, ok := v.of[name]; !ok && name != m.cfg.Member {
+			look = append(look, name)
+		}
+	}
+	stats := make([]*zk.Stat, len(look))
+	errs := make([]error, len(look))
+	inflight.Do(len(look), func(i int) {
+		if zkpath.ValidateName(look[i]) != nil || len(look[i]) > zkpath.MaxNameLen {
+			return // stats[i] stays nil: not a member's name
+		}
+		var ok bool
+		ok, stats[i], errs[i] = conn.Exists(m.cfg.Paths.Member(look[i]))
+		if errs[i] == nil && !ok {
+			errs[i] = zk.ErrNoNode
+		}
+	})
+	for i, name := range look {
+		switch {
+		case errors.Is(errs[i], zk.ErrNoNode):
+			continue // gone: no verdict, left out
+		case errs[i] != nil:
+			return nil, fmt.Errorf("read member node %s: %w", m.cfg.Paths.Member(name), errs[i])
+		}
+		v.of[name] = stats[i] != nil && liveMember(stats[i])
+		if v.of[name] {
+			continue
+		}
+		if _, done := v.warned[name]; !done {
+			v.warned[name] = struct{}{}
+			why := "not a valid member name"
+			if stats[i] != nil {
+				why = fmt.Sprintf("not an ephemeral node (owner %#x), so no live member's", stats[i].EphemeralOwner)
+			}
+			m.cfg.Logger.Warn("zkalloc: ignoring a node under members/ that is not a member", "path", m.cfg.Paths.Member(short(name)), "why", why)
+		}
+	}
+	keep := make(map[string]bool, len(names))
+	out := make([]string, 0, len(names))
+	for _, name := range names {
+		member, known := v.of[name]
+		if known || name == m.cfg.Member {
+			keep[name] = member
+		}
+		if member || name == m.cfg.Member {
+			out = append(out, name)
+		}
+	}
+	v.of, v.names, v.pzxid = keep, names, pzxid
+	for name := range v.warned {
+		if _, listed := keep[name]; !listed {
+			delete(v.warned, name) // gone: a node of that name later is logged again
+		}
+	}
+	return out, nil
+}

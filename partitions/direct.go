@@ -1,0 +1,100 @@
+package partitions
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkalloc/zkalloc/internal/inflight"
+	"github.com/zkalloc/zkalloc/internal/zkpath"
+)
+
+// Conn is what [Change] and [Read] need of a ZooKeeper client; a *zk.Conn
+// has it. It must be safe for concurrent use.
+type Conn interface {
+	writer
+	Children(path string) ([]string, *zk.Stat, error)
+}
+
+// Change adds (or, with remove, takes out) topics in the group's shared
+// set directly, with no [Set] actor: for tools such as the zkalloc
+// command. It validates as [Set.Add] does ([Normalize], the limits on the
+// set's topic names) and writes with the same compare-and-set merge, so
+// that running members see it as any member's change. Adding creates the
+// group's nodes when missing.
+func Change(c Conn, paths zkpath.Group, remove bool, topics map[string][]int32) error {
+	norm, err := Normalize(topics)
+	if err != nil || len(norm) == 0 {
+		return err
+	}
+	if !remove {
+		if err := zkpath.Ensure(c, paths.Partitions()); err != nil {
+			return err
+		}
+		names, _, err := c.Children(paths.Partitions())
+		if err != nil {
+			return err
+		}
+		n := topicsBytes(slices.Values(names))
+		for topic := range norm {
+			if !slices.Contains(names, topic) {
+				n += listedBytes(topic)
+			}
+		}
+		if n > MaxTopicsBytes {
+			return fmt.Errorf("%w: the set's topic names would take %d bytes, more than %d", ErrInvalid, n, MaxTopicsBytes)
+		}
+	}
+	return write(c, paths, nil, remove, norm)
+}
+
+// Read returns the group's shared set as it is in ZooKeeper: each topic's
+// IDs, sorted, and the topics whose node holds no valid IDs (corrupt,
+// which members leave unassigned). It returns an error wrapping
+// zk.ErrNoNode if the group has no partition set.
+func Read(c Conn, paths zkpath.Group) (topics map[string][]int32, corrupt []TopicError, err error) {
+	names, _, err := c.Children(paths.Partitions())
+	if err != nil {
+		return nil, nil, err
+	}
+	slices.Sort(names)
+	type result struct {
+		data  []byte
+		count int
+		bad   error
+		err   error
+	}
+	out := make([]result, len(names))
+	inflight.Do(len(names), func(i int) {
+		data, _, err := c.Get(paths.Topic(names[i]))
+		if err != nil {
+			out[i].err = err
+			return
+		}
+		out[i].data = data
+		if out[i].bad = ValidateTopic(names[i]); out[i].bad == nil {
+			out[i].count, out[i].bad = CountIDs(data)
+		}
+	})
+	// Decoded within MaxPartitions, in name order, as a member does.
+	topics = make(map[string][]int32, len(names))
+	used := 0
+	for i, r := range out {
+		switch {
+		case errors.Is(r.err, zk.ErrNoNode): // deleted since listed
+		case r.err != nil:
+			return nil, nil, r.err
+		case r.bad != nil:
+			corrupt = append(corrupt, TopicError{Topic: names[i], Err: r.bad})
+		case used+r.count > MaxPartitions:
+			corrupt = append(corrupt, TopicError{Topic: names[i], Err: errPastMaxPartitions(r.count)})
+		default:
+			used += r.count
+			topics[names[i]], _ = DecodeIDs(r.data) // counted: valid
+		}
+		out[i].data = nil
+	}
+	return topics, corrupt, nil
+}

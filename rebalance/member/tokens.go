@@ -1,0 +1,23 @@
+package member
+
+import "github.com/zkalloc/zkalloc/partitions"
+
+// tokensOf returns the fencing tokens of assigned, a sorted subset of the
+// claims the last Held lists, from that Held; 0 where it gave none.
+func (c *Core) tokensOf(assigned []Partition) []int64 {
+	if len(assigned) == 0 {
+		return nil
+	}
+	held, tokens := c.held.Held, c.held.Tokens
+	out := make([]int64, len(assigned))
+	i := 0 // both lists are sorted: walk them together
+	for j, p := range assigned {
+		for i < len(held) && partitions.Compare(held[i], p) < 0 {
+			i++
+		}
+		if i < len(held) && i < len(tokens) && partitions.Compare(held[i], p) == 0 {
+			out[j] = tokens[i]
+		}
+	}
+	return out
+}

@@ -1,0 +1,148 @@
+package zkalloc
+
+import (
+	"time"
+
+	"github.com/zkalloc/zkalloc/rebalance/member"
+)
+
+// Stats is a snapshot of an allocator, from [Allocator.Stats]. The
+// counters count from [Allocator.Start] and never go down.
+type Stats struct {
+	// SessionState is the ZooKeeper session's: "connecting", "up",
+	// "suspended" (connection lost, the session may resume), "lost" or
+	// "closed". SessionID is the current session's, 0 if none yet.
+	SessionState string
+	SessionID    int64
+	// Reconnects counts how often the connection came up again after the
+	// first time, resumed session or new.
+	Reconnects uint64
+	// Generation, Members, Assigned and Pending describe the newest
+	// Update (see [Update]): its generation and how many members,
+	// assigned and pending partitions it lists.
+	Generation int64
+	Members    int
+	Assigned   int
+	Pending    int
+	// Computes counts the strategy's runs; LastCompute is how long the
+	// latest took.
+	Computes    uint64
+	LastCompute time.Duration
+	// HandoffsStarted counts partitions revoked from this member's
+	// consumer while it held them, and HandoffsDone those of them it then
+	// gave up (once acked, or after ReleaseTimeout) so the next owner could
+	// take them. ReleaseTimeouts counts the ones given up without an ack.
+	HandoffsStarted uint64
+	HandoffsDone    uint64
+	ReleaseTimeouts uint64
+	// StrategyErrors counts strategy runs that failed (the previous
+	// assignment was kept).
+	StrategyErrors uint64
+}
+
+// Stats returns a snapshot of the allocator's state and counters. It is
+// cheap (an atomic load) and safe for concurrent use; before Start it
+// returns the zero Stats but for SessionState.
+func (a *Allocator) Stats() Stats { return statsOf(a.reb.Stats()) }
+
+func statsOf(s member.Stats) Stats {
+	return Stats{
+		SessionState:    s.Session.String(),
+		SessionID:       s.SessionID,
+		Reconnects:      s.Reconnects,
+		Generation:      s.Generation,
+		Members:         s.Members,
+		Assigned:        s.Assigned,
+		Pending:         s.Pending,
+		Computes:        s.Computes,
+		LastCompute:     s.LastCompute,
+		HandoffsStarted: s.HandoffsStarted,
+		HandoffsDone:    s.HandoffsDone,
+		ReleaseTimeouts: s.ReleaseTimeouts,
+		StrategyErrors:  s.StrategyErrors,
+	}
+}
+
+// EventKind says what an [Event] counts.
+type EventKind int
+
+// The kinds of [Event]; each matches a counter of [Stats].
+const (
+	EventReconnect      EventKind = iota + 1 // Stats.Reconnects
+	EventCompute                             // Stats.Computes; Event.Duration is the latest run's
+	EventHandoffStarted                      // Stats.HandoffsStarted
+	EventHandoffDone                         // Stats.HandoffsDone
+	EventReleaseTimeout                      // Stats.ReleaseTimeouts
+	EventStrategyError                       // Stats.StrategyErrors
+)
+
+var eventNames = [...]string{
+	EventReconnect:      "reconnect",
+	EventCompute:        "compute",
+	EventHandoffStarted: "handoff_started",
+	EventHandoffDone:    "handoff_done",
+	EventReleaseTimeout: "release_timeout",
+	EventStrategyError:  "strategy_error",
+}
+
+// String returns a short snake_case name, fit for a metric or label:
+// "reconnect", "compute", "handoff_started", "handoff_done",
+// "release_timeout", "strategy_error".
+func (k EventKind) String() string {
+	if k > 0 && int(k) < len(eventNames) {
+		return eventNames[k]
+	}
+	return "unknown"
+}
+
+// Event is what [Config.Metrics] receives: Count more things of Kind
+// happened since the previous Event of that Kind.
+type Event struct {
+	Kind  EventKind
+	Count uint64 // at least 1
+	// Duration is, for EventCompute, how long the latest run took.
+	Duration time.Duration
+}
+
+// events returns the Events that take prev to next, in the order of the
+// kinds.
+func events(prev, next Stats) []Event {
+	var out []Event
+	add := func(k EventKind, before, after uint64, d time.Duration) {
+		if after > before {
+			out = append(out, Event{Kind: k, Count: after - before, Duration: d})
+		}
+	}
+	add(EventReconnect, prev.Reconnects, next.Reconnects, 0)
+	add(EventCompute, prev.Computes, next.Computes, next.LastCompute)
+	add(EventHandoffStarted, prev.HandoffsStarted, next.HandoffsStarted, 0)
+	add(EventHandoffDone, prev.HandoffsDone, next.HandoffsDone, 0)
+	add(EventReleaseTimeout, prev.ReleaseTimeouts, next.ReleaseTimeouts, 0)
+	add(EventStrategyError, prev.StrategyErrors, next.StrategyErrors, 0)
+	return out
+}
+
+// reportMetrics calls Config.Metrics with what changed in the stats, from
+// this goroutine of its own, until stop is closed; then once more, so the
+// last counts are reported before Close returns. The member actor only
+// stores a snapshot and drops a token in a channel: a slow hook delays
+// nothing but its own Events, which then come coalesced.
+func (a *Allocator) reportMetrics(stop <-chan struct{}) {
+	var prev Stats
+	flush := func() {
+		next := a.Stats()
+		for _, ev := range events(prev, next) {
+			a.cfg.Metrics(ev)
+		}
+		prev = next
+	}
+	for {
+		select {
+		case <-a.reb.StatsChanged():
+			flush()
+		case <-stop:
+			flush()
+			return
+		}
+	}
+}
