@@ -17,7 +17,12 @@ import (
 	"github.com/zkalloc/zkalloc/internal/zktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(procMemberEnv) != "" {
+		os.Exit(runProcMember()) // a member process of BenchmarkConvergenceProcs
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // testTimeout bounds every wait for the group to converge.
 const testTimeout = 30 * time.Second

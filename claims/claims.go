@@ -107,6 +107,7 @@ type Claims struct {
 	checkDue   bool                           // the owners node is to be looked at
 	cversion   int32                          // the owners node's Cversion when last looked at; valid if seen
 	seen       bool
+	groups     groups // claims that wait on another's watch (see claims_group.go)
 }
 
 // New returns a claims actor; it starts nothing.
@@ -132,6 +133,7 @@ func New(cfg Config) *Claims {
 		box:        NewStuckBox(),
 		holders:    make(map[partitions.Partition]int64),
 		checkTimer: actor.StoppedTimer(cfg.Clock),
+		groups:     newGroups(cfg.Clock),
 		loop:       ioloop.New(ioloop.Config{Session: cfg.Session, Clock: cfg.Clock, Logger: cfg.Logger, What: "claim update"}),
 	}
 }
@@ -153,6 +155,7 @@ func (c *Claims) Stuck() *StuckBox { return c.box }
 func (c *Claims) Run(ctx context.Context) error {
 	defer c.watches.Close()
 	defer c.checkTimer.Stop()
+	defer c.groups.timer.Stop()
 	defer c.loop.Stop()
 	for {
 		if c.dirty {
@@ -184,6 +187,8 @@ func (c *Claims) Run(ctx context.Context) error {
 			for _, s := range c.box.Take() {
 				c.logStuck(s)
 			}
+		case <-c.groups.timer.C():
+			c.ungroupOld()
 		}
 	}
 }
@@ -193,6 +198,7 @@ func (c *Claims) Run(ctx context.Context) error {
 func (c *Claims) fired(f zkwatch.Fired) {
 	if p, err := partitions.Parse(f.Key); err == nil {
 		delete(c.waiting, p)
+		c.endGroup(p) // the claims that waited with it
 		c.dirty = true
 	}
 }
@@ -231,6 +237,7 @@ func (c *Claims) onSession(fresh bool) {
 			c.verify = len(c.ours) > 0
 			c.watches.Reset() // watches may not have survived; re-arm on the next attempt
 			clear(c.waiting)
+			c.groups.clear()
 		}
 		c.dirty = true
 	case session.Lost:
@@ -241,6 +248,7 @@ func (c *Claims) onSession(fresh bool) {
 		// released rather than forgotten (and waited on by others forever).
 		c.watches.Reset()
 		clear(c.waiting)
+		c.groups.clear()
 	}
 }
 
@@ -285,6 +293,9 @@ func (c *Claims) work() error {
 			release = append(release, p)
 		}
 	}
+	// In order, so that a hand-off of many claims to one member releases
+	// them in the batches that member claims them in (see claims_group.go).
+	partitions.Sort(release)
 	for _, p := range c.desired.Want {
 		if _, ok := c.ours[p]; want[p] && !ok && !c.waiting[p] {
 			acquire = append(acquire, p)
@@ -301,7 +312,21 @@ func (c *Claims) work() error {
 	// may keep failing (a node this session may not read or delete), and
 	// the attempt is retried for it anyway.
 	relErr := c.apply(release, c.releaseAll(conn, release, sid))
-	acqErr := c.apply(acquire, c.acquireAll(conn, acquire, sid))
+	// What the first round of creates took is reported before the claims
+	// held by others are looked at, one request each: a member joining a
+	// large group can then start (with those partitions pending) at once.
+	early := func(idx []int, results []outcome) {
+		ps, rs := make([]partitions.Partition, len(idx)), make([]outcome, len(idx))
+		for k, i := range idx {
+			ps[k], rs[k] = acquire[i], results[i]
+		}
+		c.apply(ps, rs)
+		if conn.SessionID() == sid {
+			c.report(sid)
+		}
+	}
+	acqErr := c.apply(acquire, c.acquireAll(conn, acquire, sid, early))
+	clear(c.groups.single) // looked at one by one in this attempt
 	if conn.SessionID() == sid {
 		c.report(sid)
 	}
@@ -350,9 +375,10 @@ func (c *Claims) path(p partitions.Partition) string { return c.cfg.Paths.Owners
 // the actor's state from them.
 type outcome struct {
 	state  claimState
-	token  int64           // for held: the claim's creation zxid
-	watch  <-chan zk.Event // for waiting: fires when the holder's node changes
-	holder int64           // for waiting: the session that holds the claim
+	token  int64                // for held: the claim's creation zxid
+	watch  <-chan zk.Event      // for waiting: fires when the holder's node changes
+	holder int64                // for waiting: the session that holds the claim
+	behind partitions.Partition // for deferred: the claim whose watch it waits on
 	err    error
 	unsure bool // with err: a create may have gone through
 }
@@ -360,9 +386,10 @@ type outcome struct {
 type claimState int
 
 const (
-	stateNotHeld claimState = iota // not this session's
-	stateHeld                      // this session's
-	stateWaiting                   // another session's, watched
+	stateNotHeld  claimState = iota // not this session's
+	stateHeld                       // this session's
+	stateWaiting                    // another session's, watched
+	stateDeferred                   // not looked at: waits on the watch of another claim of its batch
 )
 
 // apply records the outcomes of ps and returns the first error, after
@@ -388,6 +415,10 @@ func (c *Claims) apply(ps []partitions.Partition, results []outcome) error {
 			c.waiting[p] = true
 			c.watches.Add(p.String(), r.watch)
 			c.holders[p] = r.holder
+		case stateDeferred:
+			delete(c.ours, p)
+			c.waiting[p] = true
+			c.groups.add(r.behind, p)
 		default:
 			delete(c.ours, p)
 			delete(c.holders, p)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -154,6 +155,34 @@ func checkClaim(t *testing.T, conn session.Conn, p partitions.Partition, owner i
 		t.Errorf("claim %s: owner %#x, data %q; want %#x, %q", p, stat.EphemeralOwner, got, owner, data)
 	}
 	return stat
+}
+
+// waitWatched waits until session sid watches n paths (`wchc`).
+func waitWatched(t *testing.T, addr string, sid int64, n int) {
+	t.Helper()
+	deadline := time.Now().Add(claimWait)
+	for {
+		out, err := zktest.FourLetter(context.Background(), addr, "wchc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, in := 0, false
+		for _, line := range strings.Split(out, "\n") {
+			switch {
+			case strings.HasPrefix(line, "0x"):
+				in = line == fmt.Sprintf("0x%x", sid)
+			case in && strings.HasPrefix(strings.TrimSpace(line), "/"):
+				got++
+			}
+		}
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session %#x watches %d paths, want %d", sid, got, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // watchers returns the hex session IDs the server lists (`wchp`) as
@@ -529,6 +558,9 @@ func TestClaimsCreatedInBatches(t *testing.T) {
 	before = b.requests.Load()
 	db := b.want(want...)
 	b.waitHeld(holds(db, nil))
+	// Held comes before the watches: what the first batches took is
+	// reported before the claims held by others are looked at.
+	waitWatched(t, srv.Addr(), b.st.SessionID, len(want))
 	if n, most := b.requests.Load()-before, int64(3+len(want)); n > most {
 		t.Errorf("waiting for %d claims of another session took %d requests, want at most %d (a failed batch of each hundred, then a watch each)", len(want), n, most)
 	}
@@ -568,4 +600,114 @@ func TestClaimsReleaseOfVanishedClaims(t *testing.T) {
 	}
 	a.waitHeld(holds(a.want(), nil))
 	a.stop() // reports a crashed actor
+}
+
+// lookBlockingConn holds every ExistsW until open is closed: the looks at
+// claims held by another session never return before then.
+type lookBlockingConn struct {
+	session.Conn
+	open <-chan struct{}
+}
+
+func (c lookBlockingConn) ExistsW(p string) (bool, *zk.Stat, <-chan zk.Event, error) {
+	<-c.open
+	return c.Conn.ExistsW(p)
+}
+
+// A member that finds most of what it wants held by others reports what
+// its first batches of creates took before it looks at the others, one
+// request each: a member joining a large group starts without waiting for
+// them. (Before, Held came only after every look, seconds at 100,000
+// partitions, and Start waited for it.)
+func TestClaimsHeldReportedBeforeTheLooks(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers := []string{srv.Addr()}
+	ids := make([]int32, 250)
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	taken, free := actortest.Parts("t", ids...), actortest.Parts("a", ids[:200]...) // "a" sorts first: two full batches
+	a := startClaimer(t, servers, "a", 4*time.Second)
+	a.waitHeld(holds(a.want(taken...), taken))
+
+	open := make(chan struct{})
+	b := startClaimerWith(t, servers, "b", 4*time.Second, func(conn session.Conn) session.Conn {
+		return lookBlockingConn{Conn: conn, open: open}
+	}, nil)
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(open) }) }
+	t.Cleanup(unblock) // before b stops, should the wait fail
+	db := b.want(append(slices.Clone(free), taken...)...)
+	b.waitHeld(holds(db, free)) // while every look waits
+	unblock()
+	waitWatched(t, srv.Addr(), b.st.SessionID, len(taken))
+	a.waitHeld(holds(a.want(), nil))
+	b.waitHeld(holds(db, db.Want))
+}
+
+// A member taking over more claims than groupLooksAbove looks at one
+// claim of each failed batch, the one it failed on, and waits on that
+// claim's watch with the rest of the batch; when the holder releases the
+// batch, it is claimed in one go. (Before, each claim was looked at with
+// a watch of its own: 1,500 requests here, 50,000 for a member joining a
+// group of 100,000 partitions.)
+func TestClaimsBatchWaitsOnTheClaimItFailedOn(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers := []string{srv.Addr()}
+	ids := make([]int32, 1500)
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	want := actortest.Parts("t", ids...)
+	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, noCheck)
+	a.waitHeld(holds(a.want(want...), want))
+
+	b := startClaimerWith(t, servers, "b", 4*time.Second, nil, noCheck)
+	before := b.requests.Load()
+	db := b.want(want...)
+	b.waitHeld(holds(db, nil))
+	waitWatched(t, srv.Addr(), b.st.SessionID, 15)
+	if n := b.requests.Load() - before; n > 2*15 {
+		t.Errorf("waiting for %d claims of another session took %d requests, want at most 30 (a failed batch and a watch for each hundred)", len(want), n)
+	}
+	waited := b.requests.Load()
+	a.waitHeld(holds(a.want(), nil))
+	b.waitHeld(holds(db, want))
+	if n := b.requests.Load() - waited; n > 2*15 {
+		t.Errorf("taking over %d released claims took %d requests, want at most 30", len(want), n)
+	}
+	obs := actortest.Observe(t, servers, claimWait)
+	for _, p := range want[:3] {
+		checkClaim(t, obs.Conn, p, b.st.SessionID, "b")
+	}
+}
+
+// A batch waits on the claim it failed on for at most groupWait: the
+// others of the batch may be free, or held by another member, and are
+// then looked at one by one.
+func TestClaimsBatchWaitEnds(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers := []string{srv.Addr()}
+	ids := make([]int32, 1100)
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	want := actortest.Parts("t", ids...)
+	a := startClaimer(t, servers, "a", 4*time.Second)
+	a.waitHeld(holds(a.want(want...), want))
+
+	clock := actor.NewFakeClock(time.Now())
+	b := startClaimerWith(t, servers, "b", 4*time.Second, nil, func(cfg *claims.Config) { cfg.Clock, cfg.CheckEvery = clock, -1 })
+	db := b.want(want...)
+	b.waitHeld(holds(db, nil))
+	waitWatched(t, srv.Addr(), b.st.SessionID, 11)
+	// a keeps t:0, the claim b's first batch failed on, and releases the
+	// rest: b's other batches follow their watches; t:1 to t:99 wait.
+	a.waitHeld(holds(a.want(want[0]), want[:1]))
+	b.waitHeld(holds(db, want[100:]))
+	clock.Advance(10 * time.Second) // groupWait
+	b.waitHeld(holds(db, want[1:]))
 }
