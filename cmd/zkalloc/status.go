@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
+	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
@@ -50,6 +51,10 @@ type groupStatus struct {
 	Owners     map[string]string `json:"owners"`  // "topic:id" → member
 	Unowned    []string          `json:"unowned"` // in the set, with no claim
 	Strays     []string          `json:"strays,omitempty"`
+	// Seats are the seats of members that left within their
+	// DepartureDelay; Paused the partitions the members keep for them.
+	Seats  []string `json:"seats,omitempty"`
+	Paused []string `json:"paused,omitempty"`
 	// Strategy is the members' common strategy; Handoffs is known only
 	// when it is a built-in one (the command can run it).
 	Strategy      string          `json:"strategy,omitempty"`
@@ -181,21 +186,49 @@ func readStatus(c *client) (*groupStatus, error) {
 			st.Strategy = s
 		}
 	}
-	if s, ok := builtins[st.Strategy]; ok && len(st.Members) > 0 {
-		memberNames := make([]string, len(st.Members))
-		for i, m := range st.Members {
-			memberNames[i] = m.Name
+	// Members with a DepartureDelay compute over the live members and the
+	// seats of those that left within it, whose partitions nobody takes.
+	seats, err := children(c.conn, c.paths.Seats())
+	if err != nil {
+		return nil, err
+	}
+	live := map[string]bool{}
+	for _, m := range st.Members {
+		live[m.Name] = true
+	}
+	for _, name := range seats {
+		if !live[name] && zkpath.ValidateName(name) == nil {
+			st.Seats = append(st.Seats, name)
 		}
+	}
+	if s, ok := builtins[st.Strategy]; ok && len(st.Members) > 0 {
+		memberNames := make([]string, 0, len(st.Members)+len(st.Seats))
+		for _, m := range st.Members {
+			memberNames = append(memberNames, m.Name)
+		}
+		memberNames = append(memberNames, st.Seats...)
+		slices.Sort(memberNames)
 		target, err := rebalance.Compute(s, memberNames, all)
 		if err == nil {
 			st.HandoffsKnown = true
 			for _, m := range memberNames {
+				if !live[m] {
+					for _, p := range target[m] {
+						st.Paused = append(st.Paused, p.String())
+					}
+					continue
+				}
 				for _, p := range target[m] {
 					if owner[p] != m {
 						st.Handoffs = append(st.Handoffs, handoffStatus{Partition: p.String(), From: owner[p], To: m})
 					}
 				}
 			}
+			slices.SortFunc(st.Paused, func(a, b string) int {
+				pa, _ := partitions.Parse(a)
+				pb, _ := partitions.Parse(b)
+				return partitions.Compare(pa, pb)
+			})
 			slices.SortFunc(st.Handoffs, func(a, b handoffStatus) int {
 				pa, _ := partitions.Parse(a.Partition)
 				pb, _ := partitions.Parse(b.Partition)
@@ -270,6 +303,12 @@ func printStatus(st *groupStatus, w io.Writer) error {
 	}
 	if len(st.Strays) > 0 {
 		fmt.Fprintf(tw, "(claimed, not in the set)\t%s\n", strings.Join(st.Strays, " "))
+	}
+	for _, seat := range st.Seats {
+		fmt.Fprintf(tw, "(seat kept for %s, left)\t\n", seat)
+	}
+	if len(st.Paused) > 0 {
+		fmt.Fprintf(tw, "(paused for the seats)\t%s\n", compact(parseAll(st.Paused)))
 	}
 	if len(st.Handoffs) > 0 {
 		fmt.Fprintln(tw, "\nHAND-OFF\tFROM\tTO")

@@ -346,3 +346,64 @@ func TestPartitionsAuth(t *testing.T) {
 		t.Errorf("add with -auth: exit %d, stdout %q, stderr %s", code, out, errOut)
 	}
 }
+
+// TestStatusShowsKeptSeats: with DepartureDelay, a member that left keeps
+// its seat and its partitions pause; status names the seat and the
+// paused partitions, and counts them as no hand-off.
+func TestStatusShowsKeptSeats(t *testing.T) {
+	srv := zktest.Standalone(t, zktest.Options{})
+	group := "seats"
+	seed := map[string][]int32{"events": {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}}
+	start := func(name string, seed map[string][]int32) *zkalloc.Allocator {
+		a, err := zkalloc.New(zkalloc.Config{
+			Servers: []string{srv.Addr()}, Group: group, Member: name, Partitions: seed,
+			SessionTimeout: 2 * time.Second, DepartureDelay: time.Minute,
+			Logger: slog.New(slog.DiscardHandler),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for u := range a.Updates() {
+				u.Ack()
+			}
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		if err := a.Start(ctx); err != nil {
+			t.Fatalf("start %s: %v", name, err)
+		}
+		t.Cleanup(func() { a.Close(); <-done })
+		return a
+	}
+	m1 := start("m1", seed)
+	m2 := start("m2", nil)
+	eventually(t, "both members hold their shares", func() (bool, string) {
+		u1, u2 := m1.Current(), m2.Current()
+		n := len(u1.Assigned) + len(u2.Assigned)
+		return n == 12 && len(u1.Pending)+len(u2.Pending) == 0, fmt.Sprintf("%d assigned", n)
+	})
+	gone := m2.Current().Assigned
+	if err := m2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "status shows m2's seat and its paused partitions", func() (bool, string) {
+		code, out, errOut := cli(t, context.Background(), "-servers", srv.Addr(), "-group", group, "-json", "status")
+		if code != 0 {
+			return false, fmt.Sprintf("exit %d: %s", code, errOut)
+		}
+		var st groupStatus
+		if err := json.Unmarshal([]byte(out), &st); err != nil {
+			t.Fatalf("status -json: %v\n%s", err, out)
+		}
+		var want []string
+		for _, p := range gone {
+			want = append(want, p.String())
+		}
+		ok := slices.Equal(st.Seats, []string{"m2"}) && slices.Equal(st.Paused, want) &&
+			st.HandoffsKnown && len(st.Handoffs) == 0
+		return ok, fmt.Sprintf("seats %v, paused %v (want %v), hand-offs %v", st.Seats, st.Paused, want, st.Handoffs)
+	})
+}
