@@ -10,38 +10,18 @@ import (
 // Partition is [partitions.Partition], named here for brevity.
 type Partition = partitions.Partition
 
-// Update is one snapshot of this member's assignment, as its consumer
-// receives it (wrapped in the root package's Update, whose field docs
-// are kept in step with these). It is a value: nothing in it changes after it is published,
-// and its slices must not be modified.
+// Update is one snapshot of this member's assignment. The root package's
+// Update wraps it for the consumer and documents the fields, which mean
+// the same here. It is a value: nothing in it changes after it is
+// published, and its slices must not be modified.
 type Update struct {
-	// Generation identifies the view the assignment was computed from: the
-	// zxid of the newest change it contains. Members that computed from the
-	// same view report the same generation. Partitions kept through a blip
-	// (DisconnectGrace) keep the generation they were assigned in until
-	// the claims are checked, even if a newer view has arrived meanwhile.
 	Generation int64
-	// Members of the group, sorted: the live ones. With DepartureDelay, a
-	// member that has left but whose seat is kept is not listed, though
-	// the assignment is computed with it (its share is paused).
-	Members []string
-	// Assigned is every partition this member owns now, sorted by
-	// [partitions.Compare]. No other member lists any of them in its own
-	// Assigned at the same time.
-	Assigned []Partition
-	// Added and Revoked are the partitions that Assigned gained and lost
-	// since the previous Update the consumer received, sorted. Skipped
-	// (conflated) updates lose nothing: their changes are folded in.
-	Added   []Partition
-	Revoked []Partition
-	// Pending is every partition the assignment gives this member that it
-	// cannot list in Assigned yet, sorted: its previous owner has not
-	// released it (it waits for its own consumer's Ack, or its session to
-	// end) or the claim is being created. Empty once the hand-off is
-	// complete; a group has converged when every member's is.
-	Pending []Partition
-	// Reason says why this update was published, for logs.
-	Reason string
+	Members    []string // sorted; the live members
+	Assigned   []Partition
+	Added      []Partition
+	Revoked    []Partition
+	Pending    []Partition
+	Reason     string
 
 	seq    uint64
 	acks   *acks
