@@ -55,6 +55,10 @@ type quorumCut struct {
 // are connected, for chaosMinCut to chaosMaxCut, and meanwhile polls the
 // leader's ephemeral nodes and the cut-off members' Current.
 func (c *chaos) cutQuorum(ctx context.Context, partition bool) {
+	// Drawn first, whatever the servers say, so that a replay draws the
+	// same numbers.
+	coin := c.rng.IntN(2)
+	d := chaosMinCut + time.Duration(c.rng.Int64N(int64(chaosMaxCut-chaosMinCut)))
 	// Every server serving first, so that the cut leaves a quorum.
 	if err := c.ens.StartAll(ctx); err != nil {
 		c.t.Fatal(err)
@@ -78,7 +82,7 @@ func (c *chaos) cutQuorum(ctx context.Context, partition bool) {
 	}
 	f1, f2 := (leader+1)%3, (leader+2)%3
 	follower := f1
-	if len(on[f2]) > len(on[f1]) || len(on[f2]) == len(on[f1]) && c.rng.IntN(2) == 0 {
+	if len(on[f2]) > len(on[f1]) || len(on[f2]) == len(on[f1]) && coin == 0 {
 		follower = f2
 	}
 	before, err := zktest.Ephemerals(ctx, addrs[leader])
@@ -96,7 +100,6 @@ func (c *chaos) cutQuorum(ctx context.Context, partition bool) {
 		cuts[i] = &quorumCut{member: m.name, session: before[paths[i]]}
 	}
 
-	d := chaosMinCut + time.Duration(c.rng.Int64N(int64(chaosMaxCut-chaosMinCut)))
 	cut := time.Now()
 	if err := c.ens.BlackholeQuorum(follower, true); err != nil {
 		c.t.Fatal(err)
