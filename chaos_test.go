@@ -8,6 +8,7 @@ import (
 	"log"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,17 +49,18 @@ import (
 // until that much time has passed, for a soak.
 
 const (
-	chaosMembers  = 5
-	chaosTimeout  = 2 * time.Second // session timeout
-	chaosSettle   = 50 * time.Millisecond
-	chaosRelease  = 10 * time.Second
-	chaosMaxAck   = 400 * time.Millisecond // the slowest a consumer takes to stop revoked partitions
-	chaosMinClose = 50 * time.Millisecond  // a slow consumer's time to stop everything on Close,
-	chaosMaxClose = 500 * time.Millisecond // ... from min to max
-	chaosMinStall = time.Second            // a stalled strategy's delay, from min
-	chaosMaxStall = 8 * time.Second        // ... to max
-	chaosMargin   = 5 * time.Second        // stated margin for a takeover after faults end
-	chaosStartMax = 20 * time.Second
+	chaosMembers   = 5
+	chaosTimeout   = 2 * time.Second // session timeout
+	chaosSettle    = 50 * time.Millisecond
+	chaosRelease   = 10 * time.Second
+	chaosMaxAck    = 400 * time.Millisecond // the slowest a consumer takes to stop revoked partitions
+	chaosMinClose  = 50 * time.Millisecond  // a slow consumer's time to stop everything on Close,
+	chaosMaxClose  = 500 * time.Millisecond // ... from min to max
+	chaosMinStall  = time.Second            // a stalled strategy's delay, from min
+	chaosMaxStall  = 8 * time.Second        // ... to max
+	chaosMargin    = 5 * time.Second        // stated margin for a takeover after faults end
+	chaosStartMax  = 20 * time.Second
+	chaosCloseHung = time.Minute // Close has hung: the test fails
 )
 
 func TestChaos(t *testing.T) {
@@ -416,8 +418,19 @@ func (c *chaos) stop(m *chaosMember, mode stopMode, check bool) {
 	m.alloc = nil
 	m.mu.Unlock()
 	start := time.Now()
-	if err := alloc.Close(); err != nil && check {
-		c.t.Errorf("Close %s: %v", m.name, err)
+	closed := make(chan error, 1)
+	go func() { closed <- alloc.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil && check {
+			c.t.Errorf("Close %s: %v", m.name, err)
+		}
+	case <-time.After(chaosCloseHung):
+		// Fail now, with what every goroutine waits on, rather than at
+		// the test binary's timeout.
+		buf := make([]byte, 4<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		c.t.Fatalf("seed %d: Close of %s has not returned after %v; goroutines:\n%s", c.seed, m.name, chaosCloseHung, buf)
 	}
 	<-done
 	if took := time.Since(start); took > 5*time.Second {
