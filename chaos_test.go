@@ -8,6 +8,7 @@ import (
 	"log"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,7 +29,10 @@ import (
 // The chaos test runs members against a 3-node ensemble, each behind its
 // own fault-injecting proxy, and injects a seeded random schedule of
 // faults: connection resets, short black holes, black holes long enough to
-// expire the session, killed followers and leaders, a restart of the whole
+// expire the session, killed followers and leaders, a follower cut off
+// from its leader while its clients still reach it (the ensemble's quorum
+// links pass through proxies of their own), alone or partitioned with the
+// members connected to it, a restart of the whole
 // ensemble, graceful member restarts (some with a consumer slow to stop,
 // some coming back under a new name), member crashes, partition set
 // changes, and strategies that stall for seconds while other faults go on.
@@ -45,17 +49,18 @@ import (
 // until that much time has passed, for a soak.
 
 const (
-	chaosMembers  = 5
-	chaosTimeout  = 2 * time.Second // session timeout
-	chaosSettle   = 50 * time.Millisecond
-	chaosRelease  = 10 * time.Second
-	chaosMaxAck   = 400 * time.Millisecond // the slowest a consumer takes to stop revoked partitions
-	chaosMinClose = 50 * time.Millisecond  // a slow consumer's time to stop everything on Close,
-	chaosMaxClose = 500 * time.Millisecond // ... from min to max
-	chaosMinStall = time.Second            // a stalled strategy's delay, from min
-	chaosMaxStall = 8 * time.Second        // ... to max
-	chaosMargin   = 5 * time.Second        // stated margin for a takeover after faults end
-	chaosStartMax = 20 * time.Second
+	chaosMembers   = 5
+	chaosTimeout   = 2 * time.Second // session timeout
+	chaosSettle    = 50 * time.Millisecond
+	chaosRelease   = 10 * time.Second
+	chaosMaxAck    = 400 * time.Millisecond // the slowest a consumer takes to stop revoked partitions
+	chaosMinClose  = 50 * time.Millisecond  // a slow consumer's time to stop everything on Close,
+	chaosMaxClose  = 500 * time.Millisecond // ... from min to max
+	chaosMinStall  = time.Second            // a stalled strategy's delay, from min
+	chaosMaxStall  = 8 * time.Second        // ... to max
+	chaosMargin    = 5 * time.Second        // stated margin for a takeover after faults end
+	chaosStartMax  = 20 * time.Second
+	chaosCloseHung = time.Minute // Close has hung: the test fails
 )
 
 func TestChaos(t *testing.T) {
@@ -90,7 +95,7 @@ func TestChaos(t *testing.T) {
 	}
 	t.Logf("chaos seed %d, strategy %s (replay with ZKALLOC_CHAOS_SEED=%d)", seed, strategy.Name(), seed)
 
-	ens := zktest.NewEnsemble(t, 3, zktest.Options{})
+	ens := zktest.NewEnsemble(t, 3, zktest.Options{TickTime: chaosTick, SyncLimit: chaosSyncLimit, QuorumProxies: true})
 	obs, _, err := zk.Connect(ens.Addrs(), chaosTimeout, zk.WithLogInfo(false), zk.WithLogger(log.New(io.Discard, "", 0)))
 	if err != nil {
 		t.Fatal(err)
@@ -160,6 +165,7 @@ func TestChaos(t *testing.T) {
 		Live:      names,
 	})
 	t.Logf("chaos report:\n%s", report.Markdown())
+	c.checkCuts(c.rec.History())
 	if err := report.Err(); err != nil {
 		for _, o := range report.DoubleOwnerships {
 			t.Logf("around %s:\n%s", o, around(c.rec.History(), o.Partition, o.From, report.Start))
@@ -220,6 +226,7 @@ type chaos struct {
 	set      map[zkalloc.Partition]bool // the partition set as the test changed it
 	stalls   []stall                    // strategy stalls not yet recorded as faults
 	drained  atomic.Int64               // graceful closes whose final Update revoked something
+	cuts     []quorumCut                // members cut off with their follower, by blackhole-quorum
 }
 
 // stall is a strategy stall under way: a fault that runs on its own while
@@ -411,8 +418,19 @@ func (c *chaos) stop(m *chaosMember, mode stopMode, check bool) {
 	m.alloc = nil
 	m.mu.Unlock()
 	start := time.Now()
-	if err := alloc.Close(); err != nil && check {
-		c.t.Errorf("Close %s: %v", m.name, err)
+	closed := make(chan error, 1)
+	go func() { closed <- alloc.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil && check {
+			c.t.Errorf("Close %s: %v", m.name, err)
+		}
+	case <-time.After(chaosCloseHung):
+		// Fail now, with what every goroutine waits on, rather than at
+		// the test binary's timeout.
+		buf := make([]byte, 4<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		c.t.Fatalf("seed %d: Close of %s has not returned after %v; goroutines:\n%s", c.seed, m.name, chaosCloseHung, buf)
 	}
 	<-done
 	if took := time.Since(start); took > 5*time.Second {
@@ -451,6 +469,8 @@ var chaosKinds = []struct {
 	{"blackhole-expire", 2},
 	{"kill-follower", 1},
 	{"kill-leader", 1},
+	{"blackhole-quorum", 1},
+	{"partition-follower", 2},
 	{"restart-ensemble", 0}, // injected on its own, see inject
 	{"restart-member", 2},
 	{"close-slow-consumer", 2},
@@ -561,6 +581,8 @@ func (c *chaos) run(kind string) {
 		if err := c.ens.WaitServing(ctx); err != nil {
 			c.t.Fatal(err)
 		}
+	case "blackhole-quorum", "partition-follower":
+		c.cutQuorum(ctx, kind == "partition-follower")
 	case "restart-ensemble":
 		if err := c.ens.StopAll(); err != nil {
 			c.t.Fatal(err)
@@ -628,6 +650,12 @@ func (c *chaos) heal() {
 	c.endStalls(time.Now(), true)
 	for _, m := range c.members {
 		m.proxy.Blackhole(false)
+		c.isolate([]*chaosMember{m}, -1, false)
+	}
+	for i := range c.ens.Addrs() {
+		if err := c.ens.BlackholeQuorum(i, false); err != nil {
+			c.t.Fatal(err)
+		}
 	}
 	if err := c.ens.StartAll(ctx); err != nil {
 		c.t.Fatal(err)

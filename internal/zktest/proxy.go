@@ -36,11 +36,13 @@ type Proxy struct {
 	mu        sync.Mutex
 	links     map[*link]struct{}
 	blackhole bool
+	dark      []bool // by target: black-holed by BlackholeTarget
 	closed    bool
 }
 
 // link is one proxied connection.
 type link struct {
+	target int // index in Proxy.targets
 	client net.Conn
 	server net.Conn // guarded by Proxy.mu; nil until dialled, and for a link accepted while black-holed
 	ended  bool     // guarded by Proxy.mu; both connections are closed
@@ -58,7 +60,7 @@ func NewProxy(targets ...string) (*Proxy, error) {
 	if len(targets) == 0 {
 		return nil, errors.New("zktest: NewProxy: no targets")
 	}
-	p := &Proxy{targets: append([]string(nil), targets...), links: make(map[*link]struct{})}
+	p := &Proxy{targets: append([]string(nil), targets...), links: make(map[*link]struct{}), dark: make([]bool, len(targets))}
 	for _, t := range targets {
 		ln, err := net.Listen("tcp", loopback+":0")
 		if err != nil {
@@ -73,7 +75,7 @@ func NewProxy(targets ...string) (*Proxy, error) {
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	for i, ln := range p.lns {
 		p.wg.Add(1)
-		go p.accept(ln, p.targets[i])
+		go p.accept(ln, i)
 	}
 	return p, nil
 }
@@ -83,6 +85,22 @@ func NewProxy(targets ...string) (*Proxy, error) {
 // safe for concurrent use.
 func (p *Proxy) Addrs() []string {
 	return append([]string(nil), p.addrs...)
+}
+
+// Conns returns how many connections are open to each target, in the
+// order given to [NewProxy]: the server a client is talking to, when the
+// targets are an ensemble's members. A black-holed connection counts until
+// the black hole is lifted. Conns is safe for concurrent use.
+func (p *Proxy) Conns() []int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := make([]int, len(p.targets))
+	for l := range p.links {
+		if !l.ended {
+			n[l.target]++
+		}
+	}
+	return n
 }
 
 // Reset aborts every open connection at once, in both directions, with a
@@ -108,18 +126,40 @@ func (p *Proxy) Reset() {
 // called may still be delivered.
 //
 // Turning it off resets (RST) every connection that was black-holed, since
-// its byte stream has lost data; connections made afterwards forward
-// normally. Turning it on or off twice does nothing. Blackhole is safe for
+// its byte stream has lost data, unless [Proxy.BlackholeTarget] still
+// covers it; connections made afterwards forward normally. Turning it on
+// or off twice does nothing. Blackhole is safe for
 // concurrent use.
 func (p *Proxy) Blackhole(on bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed || p.blackhole == on {
+	if p.closed {
 		return
 	}
 	p.blackhole = on
+	p.applyLocked()
+}
+
+// BlackholeTarget turns the black hole on or off for the connections to
+// target i alone (in the order given to [NewProxy]), as [Proxy.Blackhole]
+// does for all: a client then still reaches the other targets, as when a
+// network partition separates it from some servers only. A connection is
+// black-holed while either black hole covers it.
+func (p *Proxy) BlackholeTarget(i int, on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	p.dark[i] = on
+	p.applyLocked()
+}
+
+// applyLocked black-holes the links the black holes now cover, and resets
+// those they no longer do.
+func (p *Proxy) applyLocked() {
 	for l := range p.links {
-		switch {
+		switch on := p.darkLocked(l.target); {
 		case on:
 			l.blackholed.Store(true)
 		case l.blackholed.Load():
@@ -127,6 +167,8 @@ func (p *Proxy) Blackhole(on bool) {
 		}
 	}
 }
+
+func (p *Proxy) darkLocked(target int) bool { return p.blackhole || p.dark[target] }
 
 // Close stops listening, resets every connection and waits for every
 // goroutine the proxy started to return. Later calls do nothing and
@@ -156,7 +198,7 @@ func (p *Proxy) Close() error {
 
 // accept accepts connections on ln until it is closed and starts a
 // handler for each.
-func (p *Proxy) accept(ln net.Listener, target string) {
+func (p *Proxy) accept(ln net.Listener, target int) {
 	defer p.wg.Done()
 	for {
 		c, err := ln.Accept()
@@ -179,12 +221,12 @@ func (p *Proxy) accept(ln net.Listener, target string) {
 			abort(c)
 			continue // the listener is closed: Accept fails next
 		}
-		l := &link{client: c}
-		l.blackholed.Store(p.blackhole)
+		l := &link{client: c, target: target}
+		l.blackholed.Store(p.darkLocked(target))
 		p.links[l] = struct{}{}
 		p.wg.Add(1) // this goroutine is counted in wg, so wg is not zero here
 		p.mu.Unlock()
-		go p.handle(l, target)
+		go p.handle(l, p.targets[target])
 	}
 }
 

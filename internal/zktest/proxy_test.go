@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -126,6 +127,29 @@ func TestProxyForwards(t *testing.T) {
 	}
 }
 
+// Conns counts the open connections per target, so a test can tell which
+// server a client is talking to.
+func TestProxyConns(t *testing.T) {
+	t.Parallel()
+	e1, e2 := startEcho(t), startEcho(t)
+	p := zktest.StartProxy(t, e1.ln.Addr().String(), e2.ln.Addr().String())
+	if got := p.Conns(); !slices.Equal(got, []int{0, 0}) {
+		t.Errorf("Conns() before any connection = %v, want [0 0]", got)
+	}
+	for _, a := range []string{p.Addrs()[0], p.Addrs()[1], p.Addrs()[1]} {
+		if err := roundTrip(dial(t, a), "hello"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := p.Conns(); !slices.Equal(got, []int{1, 2}) {
+		t.Errorf("Conns() = %v, want [1 2]", got)
+	}
+	p.Reset()
+	if got := p.Conns(); !slices.Equal(got, []int{0, 0}) {
+		t.Errorf("Conns() after Reset = %v, want [0 0]", got)
+	}
+}
+
 func TestProxyReset(t *testing.T) {
 	t.Parallel()
 	e := startEcho(t)
@@ -182,6 +206,52 @@ func TestProxyBlackhole(t *testing.T) {
 	}
 	if err := roundTrip(dial(t, p.Addrs()[0]), "after"); err != nil {
 		t.Errorf("new connection after the black hole: %v", err)
+	}
+}
+
+// BlackholeTarget silences one target's connections and leaves the
+// others' alone.
+func TestProxyBlackholeTarget(t *testing.T) {
+	t.Parallel()
+	e1, e2 := startEcho(t), startEcho(t)
+	p := zktest.StartProxy(t, e1.ln.Addr().String(), e2.ln.Addr().String())
+	a, b := dial(t, p.Addrs()[0]), dial(t, p.Addrs()[1])
+	for _, c := range []net.Conn{a, b} {
+		if err := roundTrip(c, "before"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.BlackholeTarget(1, true)
+	if err := roundTrip(a, "through"); err != nil {
+		t.Errorf("to the other target while one is black-holed: %v", err)
+	}
+	if _, err := io.WriteString(b, "lost"); err != nil {
+		t.Fatal(err)
+	}
+	if err := readErr(b, 200*time.Millisecond); !isTimeout(err) {
+		t.Errorf("read from the black-holed target: %v, want a timeout", err)
+	}
+	p.Blackhole(true)
+	p.Blackhole(false) // lifts the proxy's black hole, not the target's
+	if err := readErr(a, 5*time.Second); !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("connection to the other target after the whole black hole: %v, want ECONNRESET", err)
+	}
+	fresh := dial(t, p.Addrs()[1])
+	if _, err := io.WriteString(fresh, "lost too"); err != nil {
+		t.Fatal(err)
+	}
+	if err := readErr(fresh, 200*time.Millisecond); !isTimeout(err) {
+		t.Errorf("read from the black-holed target after the whole black hole: %v, want a timeout", err)
+	}
+	p.BlackholeTarget(1, false)
+	if err := readErr(b, 5*time.Second); !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("black-holed connection after the black hole: %v, want ECONNRESET", err)
+	}
+	if err := roundTrip(dial(t, p.Addrs()[1]), "after"); err != nil {
+		t.Errorf("new connection after the black hole: %v", err)
+	}
+	if got := e2.count(); got != 2 {
+		t.Errorf("the black-holed target accepted %d connections, want 2 (before and after)", got)
 	}
 }
 
