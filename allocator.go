@@ -65,6 +65,7 @@ type Allocator struct {
 	// actor drains (its consumer acks the final Update) while the claims,
 	// which go with the session, are still held.
 	sessExited chan struct{} // closed when the session actor has returned
+	drained    chan struct{} // closed when the member actor has returned
 	sessErr    error         // its error; read after sessExited
 	err        error         // why the actors stopped; read after done
 }
@@ -131,7 +132,11 @@ func New(cfg Config) (*Allocator, error) {
 	a.group.Add("membership", members)
 	a.group.Add("partitions", set)
 	a.group.Add("claims", owners)
-	a.group.Add("rebalance", reb)
+	a.drained = make(chan struct{})
+	a.group.Add("rebalance", actor.Func(func(ctx context.Context) error {
+		defer close(a.drained)
+		return reb.Run(ctx)
+	}))
 	return a, nil
 }
 
@@ -209,6 +214,19 @@ func (a *Allocator) run(ctx context.Context) {
 			a.reportMetrics(stopMetrics)
 		}()
 	}
+	// The member actor returns once it has drained (its consumer acked
+	// the Update revoking everything, or ReleaseTimeout passed): from then
+	// on the claims may go with the session. Stopping it then, not after
+	// every actor has returned, also fails the requests that wait for a
+	// connection, which the other actors may be blocked in while the
+	// network is dark for good.
+	go func() {
+		select {
+		case <-a.drained:
+			stopSession()
+		case <-sessCtx.Done():
+		}
+	}()
 	err := a.group.Run(ctx)
 	stopSession()
 	<-a.sessExited
