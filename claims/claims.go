@@ -53,8 +53,9 @@ type Config struct {
 // A create whose outcome is unknown (the connection dropped, or the client
 // moved on to a new session before the reply) is checked by reading the
 // node, not assumed, and released if it is no longer wanted. A release
-// reads the node first and never deletes one that is not the current
-// session's.
+// never deletes a node that is not the current session's: it reads the
+// node first, or, releasing many, proves from the owners node that the
+// claims are still ours (see claims_proof.go).
 //
 // Claims taken or given up together are created, and deleted after their
 // reads, a hundred to a multi-operation (see claimBatch), so that a member

@@ -43,7 +43,8 @@ import (
 // created again by another member within those milliseconds would be
 // deleted. That window is one round trip plus at most releaseGate
 // multi-operations here, against one round trip plus the reads queued
-// before the delete with a read of each claim.
+// before the delete with a read of each claim; a follower's lag behind
+// its leader widens both alike.
 
 // provenReleaseAbove is the fewest claims released at once for which a
 // release tries the proof: below it, one read of the owners node per
