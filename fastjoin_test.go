@@ -208,16 +208,26 @@ func TestFastJoin(t *testing.T) {
 
 // BenchmarkFastJoin reports how long a member joining a group of 100,000
 // partitions held by one member takes in Start, and how long after Start
-// the hand-off of the 50,000 claims it takes over completes:
+// the hand-off of the 50,000 claims it takes over completes. The server
+// runs on the JVM's defaults, as in production (jvm=default), or on the
+// small JVM the tests use (jvm=small). Build without -race for figures a
+// user would see:
 //
-//	go test -run XXX -bench FastJoin -benchtime 3x .
+//	go test -run XXX -bench FastJoin/jvm=default -benchtime 3x .
 func BenchmarkFastJoin(b *testing.B) {
-	srv := zktest.Standalone(b, zktest.Options{})
-	var starts, handoffs []time.Duration
-	for i := range b.N {
-		start, handoff := joinLarge(b, srv.Addr(), fmt.Sprintf("fastjoin-%d", i), 100, 1000)
-		starts, handoffs = append(starts, start), append(handoffs, handoff)
+	for _, jvm := range []struct {
+		name     string
+		defaults bool
+	}{{"default", true}, {"small", false}} {
+		b.Run("jvm="+jvm.name, func(b *testing.B) {
+			srv := zktest.Standalone(b, zktest.Options{DefaultJVM: jvm.defaults})
+			var starts, handoffs []time.Duration
+			for i := range b.N {
+				start, handoff := joinLarge(b, srv.Addr(), fmt.Sprintf("fastjoin-%d", i), 100, 1000)
+				starts, handoffs = append(starts, start), append(handoffs, handoff)
+			}
+			report(b, "start", starts)
+			report(b, "handoff", handoffs)
+		})
 	}
-	report(b, "start", starts)
-	report(b, "handoff", handoffs)
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -52,8 +53,9 @@ type Config struct {
 // A create whose outcome is unknown (the connection dropped, or the client
 // moved on to a new session before the reply) is checked by reading the
 // node, not assumed, and released if it is no longer wanted. A release
-// reads the node first and never deletes one that is not the current
-// session's.
+// never deletes a node that is not the current session's: it reads the
+// node first, or, releasing many, proves from the owners node that the
+// claims are still ours (see claims_proof.go).
 //
 // Claims taken or given up together are created, and deleted after their
 // reads, a hundred to a multi-operation (see claimBatch), so that a member
@@ -108,6 +110,12 @@ type Claims struct {
 	cversion   int32                          // the owners node's Cversion when last looked at; valid if seen
 	seen       bool
 	groups     groups // claims that wait on another's watch (see claims_group.go)
+
+	// The proof that the claims in ours are still this session's (see
+	// claims_proof.go).
+	base   ownersMark   // the owners node when every claim in ours was ours
+	baseOK bool         // base holds, in this session
+	gone   atomic.Int32 // this actor's deletes of claims that succeeded since base
 }
 
 // New returns a claims actor; it starts nothing.
@@ -227,6 +235,7 @@ func (c *Claims) onSession(fresh bool) {
 		if _, seen := c.sessions[st.SessionID]; !seen {
 			c.sessions[st.SessionID] = struct{}{}
 			clear(c.ours) // a new session: the old one's claims are gone with it
+			c.baseOK = false
 			// Keep c.unsure, though the session layer fences off what
 			// the client still held of the old session: should a create
 			// of the old session ever run in this one, the next attempt
@@ -260,8 +269,11 @@ func (c *Claims) work() error {
 	if sid != c.loop.State().SessionID {
 		return fmt.Errorf("session changed to %#x; waiting for its state", sid)
 	}
+	var mark ownersMark
+	var marked bool // mark was read before the claims are verified
 	if c.checkDue || c.verify {
-		if err := c.lookAtOwners(conn); err != nil {
+		var err error
+		if mark, marked, err = c.lookAtOwners(conn); err != nil {
 			return err
 		}
 	}
@@ -272,6 +284,9 @@ func (c *Claims) work() error {
 			return err
 		}
 		c.verify = false
+		if marked && conn.SessionID() == sid {
+			c.rebase(mark) // each claim left in ours was read as ours after it
+		}
 	}
 	want := make(map[partitions.Partition]bool, len(c.desired.Want))
 	if c.desired.SessionID == sid {
@@ -311,6 +326,9 @@ func (c *Claims) work() error {
 	// fails holds up neither the others nor the report of what is held: it
 	// may keep failing (a node this session may not read or delete), and
 	// the attempt is retried for it anyway.
+	if !c.baseOK && len(c.ours) == 0 && len(acquire) > provenReleaseAbove {
+		c.baseFromNothing(conn) // so that releasing them later needs no reads
+	}
 	relErr := c.apply(release, c.releaseAll(conn, release, sid))
 	// What the first round of creates took is reported before the claims
 	// held by others are looked at, one request each: a member joining a
@@ -349,23 +367,34 @@ func (c *Claims) armCheck() {
 }
 
 // lookAtOwners reads the owners node's Stat and, if a claim was created
-// or deleted under it since the last look (or this is the first),
-// has every claim held checked. The Stat is read before the claims, so a
-// claim deleted while they are checked changes it for the next look.
-func (c *Claims) lookAtOwners(conn session.Conn) error {
+// or deleted under it since the last look (or this is the first), and
+// nobody else is proven to have deleted none (see claims_proof.go), has
+// every claim held checked. The Stat is read before the claims, so a
+// claim deleted while they are checked changes it for the next look. It
+// returns the Stat's mark, if the node exists, for the base of the next
+// proof once the claims are checked.
+func (c *Claims) lookAtOwners(conn session.Conn) (ownersMark, bool, error) {
 	exists, stat, err := conn.Exists(c.cfg.Paths.Owners())
 	if err != nil {
-		return fmt.Errorf("read %s: %w", c.cfg.Paths.Owners(), err)
+		return ownersMark{}, false, fmt.Errorf("read %s: %w", c.cfg.Paths.Owners(), err)
 	}
 	var cv int32 = -1
+	var m ownersMark
 	if exists {
-		cv = stat.Cversion
+		cv, m = stat.Cversion, markOf(stat)
 	}
-	if !c.seen || cv != c.cversion {
+	switch {
+	case exists && (len(c.ours) == 0 || c.proves(m)):
+		c.rebase(m) // every claim in ours is still ours
+		c.verify = false
+	case !exists:
+		c.baseOK = false
+		fallthrough
+	case !c.seen || cv != c.cversion:
 		c.verify = len(c.ours) > 0
 	}
 	c.cversion, c.seen, c.checkDue = cv, true, false
-	return nil
+	return m, exists, nil
 }
 
 func (c *Claims) path(p partitions.Partition) string { return c.cfg.Paths.Owners() + "/" + p.String() }
@@ -480,7 +509,7 @@ func (c *Claims) acquire(conn session.Conn, p partitions.Partition, sid int64) o
 			return r
 		case foundStale:
 			c.cfg.Logger.Info("zkalloc: replacing claim left by an earlier session", "partition", p.String(), "owner", fmt.Sprintf("%#x", stat.EphemeralOwner))
-			if err := conn.Delete(path, stat.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
+			if err := c.deleteCounted(conn, path, stat.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
 				return outcome{err: fmt.Errorf("delete stale claim %s: %w", p, err)}
 			}
 		}
@@ -494,7 +523,7 @@ func (c *Claims) release(conn session.Conn, p partitions.Partition, sid int64) o
 	if !ours {
 		return r
 	}
-	if err := conn.Delete(c.path(p), version); err != nil && !errors.Is(err, zk.ErrNoNode) {
+	if err := c.deleteCounted(conn, c.path(p), version); err != nil && !errors.Is(err, zk.ErrNoNode) {
 		return outcome{state: stateHeld, err: fmt.Errorf("release claim %s: %w", p, err)}
 	}
 	c.cfg.Logger.Debug("zkalloc: released", "partition", p.String())

@@ -81,11 +81,18 @@ func (c *Claims) acquireAll(conn session.Conn, ps []partitions.Partition, sid in
 	inflight.Do(len(look), func(k int) { i := look[k]; results[i], found[i], _ = c.look(conn, ps[i], sid) })
 	var again []int // deferred behind a claim that turned out not to be another's
 	for w, ds := range deferred {
-		if found[w] == foundFinal && results[w].err == nil && results[w].state == stateWaiting {
+		switch {
+		case found[w] == foundFinal && results[w].err == nil && results[w].state == stateWaiting:
 			for _, i := range ds {
 				results[i], status[i] = outcome{state: stateDeferred, behind: ps[w]}, batchDone
 			}
-		} else {
+		case found[w] == foundFree:
+			// Released before it was looked at: the holder releases a
+			// batch at a time, so the rest of the batch most likely is
+			// free too. Created in batches, not looked at one by one; a
+			// batch that fails is left to acquire.
+			free = append(free, ds...)
+		default:
 			again = append(again, ds...)
 		}
 	}
@@ -98,6 +105,7 @@ func (c *Claims) acquireAll(conn session.Conn, ps []partitions.Partition, sid in
 			free = append(free, i)
 		} // foundStale: left rolled back, for acquire
 	}
+	slices.Sort(free) // in order, for batches like the holder's
 	c.createAll(conn, ps, free, sid, results, status, nil)
 	var rest []int
 	for i, st := range status {
@@ -258,7 +266,45 @@ const (
 // passes ps in order, the order in which that member claims them). The
 // partitions of a batch that failed are released one at a time by
 // release.
+//
+// A release of many claims first deletes, without reading them, those it
+// can prove this session's (see claims_proof.go).
 func (c *Claims) releaseAll(conn session.Conn, ps []partitions.Partition, sid int64) []outcome {
+	if len(ps) <= provenReleaseAbove || !c.baseOK {
+		return c.releaseRead(conn, ps, sid)
+	}
+	var mine, other []int // indexes into ps
+	for i, p := range ps {
+		if _, ok := c.ours[p]; ok {
+			mine = append(mine, i)
+		} else {
+			other = append(other, i)
+		}
+	}
+	pick := func(idx []int) []partitions.Partition {
+		sub := make([]partitions.Partition, len(idx))
+		for k, i := range idx {
+			sub[k] = ps[i]
+		}
+		return sub
+	}
+	results := make([]outcome, len(ps))
+	proven := make([]outcome, len(mine))
+	for _, k := range c.releaseProven(conn, pick(mine), sid, proven) {
+		other = append(other, mine[k])
+	}
+	for k, i := range mine {
+		results[i] = proven[k]
+	}
+	slices.Sort(other) // in order still, for the member taking them over
+	for k, r := range c.releaseRead(conn, pick(other), sid) {
+		results[other[k]] = r
+	}
+	return results
+}
+
+// releaseRead is [Claims.releaseAll] with a read of every claim.
+func (c *Claims) releaseRead(conn session.Conn, ps []partitions.Partition, sid int64) []outcome {
 	if len(ps) < 2 {
 		return inParallel(ps, func(p partitions.Partition) outcome { return c.release(conn, p, sid) })
 	}
@@ -287,7 +333,7 @@ func (c *Claims) releaseAll(conn session.Conn, ps []partitions.Partition, sid in
 			failed[b] = true
 			return
 		}
-		if _, err := conn.Multi(ops...); err != nil {
+		if err := c.multiCounted(conn, ops); err != nil {
 			failed[b] = true
 			return
 		}

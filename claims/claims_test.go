@@ -669,8 +669,10 @@ func TestClaimsBatchWaitsOnTheClaimItFailedOn(t *testing.T) {
 	db := b.want(want...)
 	b.waitHeld(holds(db, nil))
 	waitWatched(t, srv.Addr(), b.st.SessionID, 15)
-	if n := b.requests.Load() - before; n > 2*15 {
-		t.Errorf("waiting for %d claims of another session took %d requests, want at most 30 (a failed batch and a watch for each hundred)", len(want), n)
+	// And one read of the owners node, holding nothing, for the proof that
+	// spares reading the claims when they are released (claims_proof.go).
+	if n := b.requests.Load() - before; n > 2*15+1 {
+		t.Errorf("waiting for %d claims of another session took %d requests, want at most 31 (a failed batch and a watch for each hundred, a read of the owners node)", len(want), n)
 	}
 	waited := b.requests.Load()
 	a.waitHeld(holds(a.want(), nil))

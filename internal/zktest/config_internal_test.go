@@ -1,6 +1,7 @@
 package zktest
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -141,5 +142,20 @@ func TestPrefixWriter(t *testing.T) {
 	want := "zk1: one\nzk1: two\nzk1: three\nzk1: four\n"
 	if got := b.String(); got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestJavaArgsDefaultJVM(t *testing.T) {
+	small, def := javaArgs(settings{}), javaArgs(settings{defaultJVM: true})
+	if !slices.Contains(small, "-XX:TieredStopAtLevel=1") || !slices.Contains(small, "-Xmx256m") {
+		t.Errorf("small JVM flags %v, want the C1-only compiler and a 256 MB heap", small)
+	}
+	for _, f := range def {
+		if strings.HasPrefix(f, "-Xmx") || strings.HasPrefix(f, "-XX:TieredStopAtLevel") || f == "-XX:+UseSerialGC" {
+			t.Errorf("DefaultJVM flags %v keep %s", def, f)
+		}
+	}
+	if !slices.Contains(def, "-Djava.net.preferIPv4Stack=true") {
+		t.Errorf("DefaultJVM flags %v lost the flags ZooKeeper needs here", def)
 	}
 }

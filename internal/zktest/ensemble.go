@@ -184,7 +184,7 @@ func (e *Ensemble) startProcessLocked(i int) error {
 	if log != nil {
 		log = newPrefixWriter(log, m.name)
 	}
-	p, err := startProcess(e.inst, quorumMain, m.dir, log)
+	p, err := startProcess(e.inst, e.settings, quorumMain, m.dir, log)
 	if err != nil {
 		return err
 	}

@@ -67,6 +67,21 @@ var jvmFlags = []string{
 	"-Dzookeeper.root.logger=INFO,CONSOLE",
 }
 
+// smallJVMFlags are the flags of jvmFlags that [Options.DefaultJVM] leaves
+// out.
+var smallJVMFlags = map[string]bool{"-Xmx256m": true, "-XX:+UseSerialGC": true, "-XX:TieredStopAtLevel=1": true}
+
+// javaArgs returns java's flags before the classpath.
+func javaArgs(st settings) []string {
+	var args []string
+	for _, f := range jvmFlags {
+		if !st.defaultJVM || !smallJVMFlags[f] {
+			args = append(args, f)
+		}
+	}
+	return args
+}
+
 // process is one running java process. Its wait goroutine is the only
 // goroutine it starts; it ends when the process has exited, and stop
 // waits for it.
@@ -80,7 +95,7 @@ type process struct {
 
 // startProcess runs java with the given main class and zoo.cfg in dir,
 // appending its output to dir/zookeeper.log and, if log is not nil, to log.
-func startProcess(inst installation, mainClass, dir string, log io.Writer) (*process, error) {
+func startProcess(inst installation, st settings, mainClass, dir string, log io.Writer) (*process, error) {
 	logPath := filepath.Join(dir, logName)
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -91,7 +106,7 @@ func startProcess(inst installation, mainClass, dir string, log io.Writer) (*pro
 		f.Close()
 		return nil, fmt.Errorf("zktest: open server log: %w", err)
 	}
-	args := append(append([]string(nil), jvmFlags...), "-cp", inst.classpath, mainClass, cfgName)
+	args := append(javaArgs(st), "-cp", inst.classpath, mainClass, cfgName)
 	cmd := exec.Command(inst.java, args...)
 	cmd.Dir = dir // also makes the server's `envi` report user.dir=dir
 	var out io.Writer = f

@@ -140,7 +140,7 @@ func (s *Server) startLocked(ctx context.Context) error {
 	if log != nil {
 		log = newPrefixWriter(log, s.name)
 	}
-	p, err := startProcess(s.inst, standaloneMain, s.dir, log)
+	p, err := startProcess(s.inst, s.settings, standaloneMain, s.dir, log)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,171 @@
+package claims
+
+import (
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkalloc/zkalloc/internal/inflight"
+	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/session"
+)
+
+// A release reads each claim before deleting it, so that it never deletes
+// a node that is not this session's: the next owner may have created the
+// claim after someone else deleted ours. At 100,000 partitions those reads
+// are most of a hand-off (50,000 claims: 50,000 reads). A proof from the
+// owners node's Stat replaces them when nobody else deleted a claim.
+//
+// Every create of a child of the owners node adds one to its Cversion and
+// to its NumChildren; every delete adds one to Cversion and takes one from
+// NumChildren, whoever deletes, and so does a session's expiry (checked
+// against ZooKeeper 3.8). A rolled-back multi-operation changes neither.
+// So Cversion - NumChildren grows by exactly two for each delete of a
+// claim and by nothing else. If, between two reads of the Stat, it grew by
+// twice the deletes this actor saw succeed in between, nobody else deleted
+// a claim in between.
+//
+// A claim this session held at the first read, or created or read as its
+// own after it, can stop being ours only by being deleted: an ephemeral
+// node's owner never changes, and another session can have a node at the
+// path only after ours was deleted. So when the second read proves that
+// nobody else deleted a claim, every claim in ours is still this
+// session's at that read. This actor keeps such a read as its base
+// (baseOK); a release deletes the claims it proves, a few batches after a
+// new read each (releaseGate), without reading them.
+//
+// The count of our own deletes only ever undercounts (a delete whose
+// outcome is unknown is not counted), which makes a proof fail, never
+// succeed wrongly. An owners node deleted and created again is told apart
+// by its Czxid. A release that cannot prove its claims reads them as
+// before. What the proof leaves, as the reads do, is the time between the
+// read it rests on and the delete: the delete carries no check of the
+// node's owner (ZooKeeper has none), so a claim deleted from outside and
+// created again by another member within those milliseconds would be
+// deleted. That window is one round trip plus at most releaseGate
+// multi-operations here, against one round trip plus the reads queued
+// before the delete with a read of each claim; a follower's lag behind
+// its leader widens both alike.
+
+// provenReleaseAbove is the fewest claims released at once for which a
+// release tries the proof: below it, one read of the owners node per
+// releaseGate batches saves little.
+const provenReleaseAbove = 1000
+
+// releaseGate is how many batches of deletes a proven release sends after
+// each read of the owners node, all at once.
+const releaseGate = 8
+
+// ownersMark is what the proof needs of the owners node's Stat.
+type ownersMark struct {
+	czxid int64 // tells the node from one deleted and created again
+	twice int32 // Cversion - NumChildren: twice the deletes ever under it
+}
+
+func markOf(st *zk.Stat) ownersMark {
+	return ownersMark{czxid: st.Czxid, twice: st.Cversion - st.NumChildren}
+}
+
+// proves reports whether the owners node's Stat m, read after the base,
+// proves that nobody but this actor deleted a claim since the base.
+// int32 arithmetic wraps like the server's counters.
+func (c *Claims) proves(m ownersMark) bool {
+	return c.baseOK && m.czxid == c.base.czxid && m.twice-c.base.twice == 2*c.gone.Load()
+}
+
+// rebase makes m, read when every claim in ours was this session's, the
+// base of the next proof.
+func (c *Claims) rebase(m ownersMark) {
+	c.base, c.baseOK = m, true
+	c.gone.Store(0)
+}
+
+// readOwners reads the owners node's Stat.
+func (c *Claims) readOwners(conn session.Conn) (m ownersMark, exists bool, err error) {
+	exists, st, err := conn.Exists(c.cfg.Paths.Owners())
+	if err != nil || !exists {
+		return ownersMark{}, exists, err
+	}
+	return markOf(st), true, nil
+}
+
+// baseFromNothing makes the owners node, as it is now, the base while
+// this session holds no claim, and creates it if it is missing.
+func (c *Claims) baseFromNothing(conn session.Conn) {
+	m, exists, err := c.readOwners(conn)
+	if err == nil && !exists && zkpath.Ensure(conn, c.cfg.Paths.Owners(), c.cfg.ACL...) == nil {
+		m, exists, err = c.readOwners(conn)
+	}
+	if err == nil && exists {
+		c.rebase(m)
+	}
+}
+
+// deleted counts n deletes of claims by this actor that succeeded.
+func (c *Claims) deleted(n int) { c.gone.Add(int32(n)) }
+
+// releaseProven deletes the claims of ps, all in ours, in batches without
+// reading them, for as long as the owners node proves them ours (see
+// above). It sets results for those it deleted and returns the indexes
+// into ps of the others, to release with reads.
+func (c *Claims) releaseProven(conn session.Conn, ps []partitions.Partition, sid int64, results []outcome) (left []int) {
+	paths := make([]string, len(ps))
+	for i, p := range ps {
+		paths[i] = c.path(p)
+	}
+	bounds := batches(paths, 0)
+	nb := len(bounds) - 1
+	done := make([]bool, nb)
+	for g := 0; g < nb; g += releaseGate {
+		if conn.SessionID() != sid {
+			break
+		}
+		m, exists, err := c.readOwners(conn)
+		if err != nil || !exists || !c.proves(m) {
+			c.baseOK = false
+			c.cfg.Logger.Debug("zkalloc: claims to release not proven ours; reading them", "claims", len(ps)-bounds[g])
+			break
+		}
+		c.rebase(m)
+		hi := min(g+releaseGate, nb)
+		inflight.DoAtMost(hi-g, releaseGate, func(k int) {
+			b := g + k
+			ops := make([]any, 0, bounds[b+1]-bounds[b])
+			for _, path := range paths[bounds[b]:bounds[b+1]] {
+				ops = append(ops, &zk.DeleteRequest{Path: path, Version: -1})
+			}
+			if _, err := conn.Multi(ops...); err == nil {
+				c.deleted(len(ops))
+				done[b] = true
+				c.cfg.Logger.Debug("zkalloc: released a batch", "first", paths[bounds[b]], "claims", len(ops))
+			}
+		})
+	}
+	for b := range nb {
+		for i := bounds[b]; i < bounds[b+1]; i++ {
+			if done[b] {
+				results[i] = outcome{state: stateNotHeld}
+			} else {
+				left = append(left, i)
+			}
+		}
+	}
+	return left
+}
+
+// deleteCounted is conn.Delete, counting a delete that succeeded.
+func (c *Claims) deleteCounted(conn session.Conn, path string, version int32) error {
+	err := conn.Delete(path, version)
+	if err == nil {
+		c.deleted(1)
+	}
+	return err
+}
+
+// multiCounted is conn.Multi of deletes, counting them if it succeeded.
+func (c *Claims) multiCounted(conn session.Conn, ops []any) error {
+	_, err := conn.Multi(ops...)
+	if err == nil {
+		c.deleted(len(ops))
+	}
+	return err
+}
