@@ -116,23 +116,6 @@ func settledOn(ms []*seatMember, live []string, want []zkalloc.Partition) string
 	return ""
 }
 
-// waitUntil is waitFor for benchmarks too.
-func waitUntil(tb testing.TB, within time.Duration, cond func() string) {
-	tb.Helper()
-	deadline := time.After(within)
-	for {
-		problem := cond()
-		if problem == "" {
-			return
-		}
-		select {
-		case <-deadline:
-			tb.Fatalf("not within %v: %s", within, problem)
-		case <-time.After(pollInterval):
-		}
-	}
-}
-
 func seatParts(n int) []zkalloc.Partition {
 	out := make([]zkalloc.Partition, n)
 	for i := range out {
@@ -363,7 +346,7 @@ func benchRollingRestart(b *testing.B, addr string, s rebalance.Strategy, delay 
 			ms[i] = startSeatMember(b, cfg(name))
 		}
 		settle := func(ms []*seatMember, live []string) {
-			waitUntil(b, testTimeout, func() string { return settledOn(ms, live, all) })
+			waitFor(b, testTimeout, func() string { return settledOn(ms, live, all) })
 		}
 		settle(ms, names)
 		for i, name := range names {

@@ -262,8 +262,8 @@ func server(t *testing.T) *zktest.Server {
 }
 
 // waitFor polls cond until it returns "" or the deadline passes; cond
-// returns what is still wrong.
-func waitFor(t *testing.T, within time.Duration, cond func() string) {
+// returns what is still wrong. Benchmarks use it too.
+func waitFor(t testing.TB, within time.Duration, cond func() string) {
 	t.Helper()
 	deadline := time.After(within)
 	for {
