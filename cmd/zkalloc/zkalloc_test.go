@@ -29,14 +29,19 @@ func cli(t *testing.T, ctx context.Context, args ...string) (code int, stdout, s
 	return code, out.String(), errOut.String()
 }
 
-// startMember starts an allocator whose consumer acks every Update.
-func startMember(t *testing.T, servers []string, group, name string, seed map[string][]int32) *zkalloc.Allocator {
+// startMember starts an allocator whose consumer acks every Update; opts
+// change its config.
+func startMember(t *testing.T, servers []string, group, name string, seed map[string][]int32, opts ...func(*zkalloc.Config)) *zkalloc.Allocator {
 	t.Helper()
-	a, err := zkalloc.New(zkalloc.Config{
+	cfg := zkalloc.Config{
 		Servers: servers, Group: group, Member: name, Partitions: seed,
 		SessionTimeout: 2 * time.Second,
 		Logger:         slog.New(slog.DiscardHandler),
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	a, err := zkalloc.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,32 +359,9 @@ func TestStatusShowsKeptSeats(t *testing.T) {
 	srv := zktest.Standalone(t, zktest.Options{})
 	group := "seats"
 	seed := map[string][]int32{"events": {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}}
-	start := func(name string, seed map[string][]int32) *zkalloc.Allocator {
-		a, err := zkalloc.New(zkalloc.Config{
-			Servers: []string{srv.Addr()}, Group: group, Member: name, Partitions: seed,
-			SessionTimeout: 2 * time.Second, DepartureDelay: time.Minute,
-			Logger: slog.New(slog.DiscardHandler),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for u := range a.Updates() {
-				u.Ack()
-			}
-		}()
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		if err := a.Start(ctx); err != nil {
-			t.Fatalf("start %s: %v", name, err)
-		}
-		t.Cleanup(func() { a.Close(); <-done })
-		return a
-	}
-	m1 := start("m1", seed)
-	m2 := start("m2", nil)
+	delay := func(c *zkalloc.Config) { c.DepartureDelay = time.Minute }
+	m1 := startMember(t, []string{srv.Addr()}, group, "m1", seed, delay)
+	m2 := startMember(t, []string{srv.Addr()}, group, "m2", nil, delay)
 	eventually(t, "both members hold their shares", func() (bool, string) {
 		u1, u2 := m1.Current(), m2.Current()
 		n := len(u1.Assigned) + len(u2.Assigned)
