@@ -122,11 +122,13 @@ func (c *consumer) run(updates <-chan zkalloc.Update) {
 		c.mu.Unlock()
 		switch {
 		case c.noAck.Load():
-			if len(u.Revoked) > 0 {
-				c.held <- u
+			if len(u.Revoked) > 0 && !c.handOver(u) {
+				return
 			}
 		case c.hold.Load() && len(u.Revoked) > 0:
-			c.held <- u
+			if !c.handOver(u) {
+				return
+			}
 			select {
 			case <-c.ack:
 			case <-c.quit:
@@ -136,6 +138,17 @@ func (c *consumer) run(updates <-chan zkalloc.Update) {
 		default:
 			u.Ack()
 		}
+	}
+}
+
+// handOver puts u on held for the test; it reports false if the test
+// ended first.
+func (c *consumer) handOver(u zkalloc.Update) bool {
+	select {
+	case c.held <- u:
+		return true
+	case <-c.quit:
+		return false
 	}
 }
 
