@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc"
+	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/history"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 )
@@ -38,10 +39,7 @@ func TestFollowerCutOffNeverTwoOwners(t *testing.T) {
 	addrs := ens.Addrs()
 	rec := history.NewRecorder(nil)
 	seed := map[string][]int32{"t": ids(8)}
-	all := make([]zkalloc.Partition, 8)
-	for i := range all {
-		all[i] = zkalloc.Partition{Topic: "t", ID: int32(i)}
-	}
+	all := actortest.PartsN("t", 8)
 	rec.Expect(all)
 	config := func(name, server string) zkalloc.Config {
 		return zkalloc.Config{

@@ -73,7 +73,11 @@ func (r *runningOn) stop(name string, p zkalloc.Partition) {
 
 var debug = false
 
-func consume(t *testing.T, m *zkalloctest.Member, shared *runningOn) *consumer {
+// joinConsume joins a member named name to g and starts a consumer of
+// its Updates, whose partitions shared tracks across the group.
+func joinConsume(t *testing.T, g *zkalloctest.Group, name string, shared *runningOn) (*zkalloctest.Member, *consumer) {
+	t.Helper()
+	m := join(t, g, name)
 	c := &consumer{
 		t: t, name: m.Name(), shared: shared,
 		held:    make(chan zkalloc.Update, 16),
@@ -85,7 +89,7 @@ func consume(t *testing.T, m *zkalloctest.Member, shared *runningOn) *consumer {
 	}
 	go c.run(m.Updates())
 	t.Cleanup(func() { close(c.quit) })
-	return c
+	return m, c
 }
 
 func (c *consumer) run(updates <-chan zkalloc.Update) {
@@ -118,11 +122,13 @@ func (c *consumer) run(updates <-chan zkalloc.Update) {
 		c.mu.Unlock()
 		switch {
 		case c.noAck.Load():
-			if len(u.Revoked) > 0 {
-				c.held <- u
+			if len(u.Revoked) > 0 && !c.handOver(u) {
+				return
 			}
 		case c.hold.Load() && len(u.Revoked) > 0:
-			c.held <- u
+			if !c.handOver(u) {
+				return
+			}
 			select {
 			case <-c.ack:
 			case <-c.quit:
@@ -132,6 +138,17 @@ func (c *consumer) run(updates <-chan zkalloc.Update) {
 		default:
 			u.Ack()
 		}
+	}
+}
+
+// handOver puts u on held for the test; it reports false if the test
+// ended first.
+func (c *consumer) handOver(u zkalloc.Update) bool {
+	select {
+	case c.held <- u:
+		return true
+	case <-c.quit:
+		return false
 	}
 }
 
@@ -223,12 +240,9 @@ func checkRuns(t *testing.T, want int, cs ...*consumer) {
 func TestThreeMembersHandOffWhenOneCloses(t *testing.T) {
 	g, ctx := newGroup(t, zkalloctest.Config{Partitions: ids("t", 12)})
 	shared := newRunningOn(t, true)
-	a := join(t, g, "a")
-	ca := consume(t, a, shared)
-	b := join(t, g, "b")
-	cb := consume(t, b, shared)
-	c := join(t, g, "c")
-	cc := consume(t, c, shared)
+	a, ca := joinConsume(t, g, "a", shared)
+	b, cb := joinConsume(t, g, "b", shared)
+	c, cc := joinConsume(t, g, "c", shared)
 	converge(t, ctx, g)
 	checkRuns(t, 12, ca, cb, cc)
 	mine := a.Current().Assigned
@@ -287,13 +301,11 @@ func TestThreeMembersHandOffWhenOneCloses(t *testing.T) {
 func TestPendingUntilPreviousOwnerAcks(t *testing.T) {
 	g, ctx := newGroup(t, zkalloctest.Config{Partitions: ids("t", 4)})
 	shared := newRunningOn(t, true)
-	a := join(t, g, "a")
-	ca := consume(t, a, shared)
+	a, ca := joinConsume(t, g, "a", shared)
 	converge(t, ctx, g)
 	ca.hold.Store(true)
 
-	b := join(t, g, "b")
-	cb := consume(t, b, shared)
+	b, cb := joinConsume(t, g, "b", shared)
 	u := ca.nextHeld(ctx)
 	if len(u.Revoked) != 2 {
 		t.Fatalf("a revoked %v, want 2", u.Revoked)
@@ -320,12 +332,9 @@ func TestPendingUntilPreviousOwnerAcks(t *testing.T) {
 func TestCrashHandsOverWithoutAck(t *testing.T) {
 	g, ctx := newGroup(t, zkalloctest.Config{Partitions: ids("t", 12)})
 	shared := newRunningOn(t, false)
-	a := join(t, g, "a")
-	ca := consume(t, a, shared)
-	b := join(t, g, "b")
-	cb := consume(t, b, shared)
-	c := join(t, g, "c")
-	cc := consume(t, c, shared)
+	a, ca := joinConsume(t, g, "a", shared)
+	_, cb := joinConsume(t, g, "b", shared)
+	_, cc := joinConsume(t, g, "c", shared)
 	converge(t, ctx, g)
 
 	ca.noAck.Store(true)
@@ -347,10 +356,8 @@ func TestCrashHandsOverWithoutAck(t *testing.T) {
 func TestLostSessionRevokesAndRejoins(t *testing.T) {
 	g, ctx := newGroup(t, zkalloctest.Config{Partitions: ids("t", 6)})
 	shared := newRunningOn(t, false)
-	a := join(t, g, "a")
-	ca := consume(t, a, shared)
-	b := join(t, g, "b")
-	cb := consume(t, b, shared)
+	a, ca := joinConsume(t, g, "a", shared)
+	b, cb := joinConsume(t, g, "b", shared)
 	converge(t, ctx, g)
 	ca.noAck.Store(true) // the session's end waits for no ack
 
@@ -385,10 +392,8 @@ func TestLostSessionRevokesAndRejoins(t *testing.T) {
 func TestDisconnectKeepsClaims(t *testing.T) {
 	g, ctx := newGroup(t, zkalloctest.Config{Partitions: ids("t", 4)})
 	shared := newRunningOn(t, true)
-	a := join(t, g, "a")
-	ca := consume(t, a, shared)
-	b := join(t, g, "b")
-	cb := consume(t, b, shared)
+	a, ca := joinConsume(t, g, "a", shared)
+	_, cb := joinConsume(t, g, "b", shared)
 	converge(t, ctx, g)
 	mine := a.Current().Assigned
 
@@ -421,10 +426,8 @@ func TestDisconnectKeepsClaims(t *testing.T) {
 func TestAddAndRemovePartitions(t *testing.T) {
 	g, ctx := newGroup(t, zkalloctest.Config{Partitions: ids("t", 2)})
 	shared := newRunningOn(t, true)
-	a := join(t, g, "a")
-	ca := consume(t, a, shared)
-	b := join(t, g, "b")
-	cb := consume(t, b, shared)
+	a, ca := joinConsume(t, g, "a", shared)
+	b, cb := joinConsume(t, g, "b", shared)
 	converge(t, ctx, g)
 
 	if err := a.AddPartitions(ctx, map[string][]int32{"u": {0, 1, 2, 3}, "t": {2, 3}}); err != nil {
@@ -488,9 +491,9 @@ func TestChurn(t *testing.T) {
 	var cs []*consumer
 	var ms []*zkalloctest.Member
 	for i := range 8 {
-		m := join(t, g, fmt.Sprintf("m%d", i))
+		m, c := joinConsume(t, g, fmt.Sprintf("m%d", i), shared)
 		ms = append(ms, m)
-		cs = append(cs, consume(t, m, shared))
+		cs = append(cs, c)
 	}
 	var wg sync.WaitGroup
 	for _, m := range ms[:4] {
@@ -510,14 +513,12 @@ func TestChurn(t *testing.T) {
 func TestReleaseTimeoutWithoutAck(t *testing.T) {
 	g, ctx := newGroup(t, zkalloctest.Config{Partitions: ids("t", 4), ReleaseTimeout: 100 * time.Millisecond})
 	shared := newRunningOn(t, false)
-	a := join(t, g, "a")
-	ca := consume(t, a, shared)
+	a, ca := joinConsume(t, g, "a", shared)
 	converge(t, ctx, g)
 	ca.noAck.Store(true)
 
 	began := time.Now()
-	b := join(t, g, "b")
-	cb := consume(t, b, shared)
+	b, cb := joinConsume(t, g, "b", shared)
 	u := ca.nextHeld(ctx)
 	if len(u.Revoked) != 2 {
 		t.Fatalf("a revoked %v, want 2", u.Revoked)
@@ -545,10 +546,8 @@ func TestReleaseTimeoutWithoutAck(t *testing.T) {
 func TestTokensGrowWithEachOwner(t *testing.T) {
 	g, ctx := newGroup(t, zkalloctest.Config{Partitions: ids("t", 4)})
 	shared := newRunningOn(t, false)
-	a := join(t, g, "a")
-	consume(t, a, shared)
-	b := join(t, g, "b")
-	consume(t, b, shared)
+	a, _ := joinConsume(t, g, "a", shared)
+	b, _ := joinConsume(t, g, "b", shared)
 	converge(t, ctx, g)
 	before := map[zkalloc.Partition]int64{}
 	for _, m := range []*zkalloctest.Member{a, b} {

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/examples/franzgo"
+	"github.com/zkalloc/zkalloc/internal/zktest"
 )
 
 const (
@@ -32,7 +33,7 @@ const (
 // records (re-read after a crash from the last commit) and fenced writes
 // (the zombie's) are refused by the sink and counted, not processed.
 func TestExactlyOnce(t *testing.T) {
-	zkAddr := startZooKeeper(t)
+	zkAddr := zktest.Standalone(t, zktest.Options{}).Addr()
 	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(numParts, topic))
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +156,7 @@ type member struct {
 	name   string
 	alloc  *zkalloc.Allocator
 	client *kgo.Client
-	proxy  *cutter
+	proxy  *zktest.Proxy // Close cuts the member off from ZooKeeper
 	sink   *gate
 	cancel context.CancelFunc
 	ran    chan error    // Run's result
@@ -178,17 +179,14 @@ func (h *harness) newClient(opts ...kgo.Opt) *kgo.Client {
 
 func (h *harness) join(name string) {
 	h.t.Helper()
-	proxy, err := newCutter(h.zk)
-	if err != nil {
-		h.t.Fatal(err)
-	}
+	proxy := zktest.StartProxy(h.t, h.zk)
 	ids := make([]int32, numParts)
 	for i := range ids {
 		ids[i] = int32(i)
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("member", name)
 	alloc, err := zkalloc.New(zkalloc.Config{
-		Servers:        []string{proxy.Addr()},
+		Servers:        proxy.Addrs(),
 		Group:          "franzgo",
 		Member:         name,
 		Partitions:     map[string][]int32{topic: ids},
@@ -201,7 +199,7 @@ func (h *harness) join(name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := alloc.Start(ctx); err != nil {
-		proxy.Cut()
+		proxy.Close()
 		h.t.Fatal(err)
 	}
 	m := &member{
@@ -263,7 +261,7 @@ func (m *member) closeGracefully(t *testing.T) {
 	}
 	m.cancel()
 	m.client.Close()
-	m.proxy.Cut()
+	m.proxy.Close()
 }
 
 // crash kills a member: its ZooKeeper connection is reset and its
@@ -274,7 +272,7 @@ func (h *harness) crash(name string) {
 	m := h.take(name)
 	m.cancel()
 	<-m.ran
-	m.proxy.Cut()
+	m.proxy.Close()
 	m.bury()
 	h.logf("%s crashed", name)
 }
@@ -303,7 +301,7 @@ func (h *harness) zombie(name string) {
 			return false, "no write yet"
 		}
 	})
-	m.proxy.Cut()
+	m.proxy.Close()
 	h.logf("%s paused writing %v with token %d, and cut off", name, p.part, p.token)
 	h.waitFor("a new owner writes "+p.part.String(), 20*time.Second, func() (bool, string) {
 		tok, _ := h.sink.Token(p.part)

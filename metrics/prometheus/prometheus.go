@@ -26,32 +26,18 @@ import (
 	"github.com/zkalloc/zkalloc"
 )
 
-// kinds are the events counted, in the order of counters.
-var kinds = []zkalloc.EventKind{
-	zkalloc.EventReconnect,
-	zkalloc.EventCompute,
-	zkalloc.EventHandoffStarted,
-	zkalloc.EventHandoffDone,
-	zkalloc.EventReleaseTimeout,
-	zkalloc.EventStrategyError,
-}
-
-var counterNames = map[zkalloc.EventKind]string{
-	zkalloc.EventReconnect:      "zkalloc_reconnects_total",
-	zkalloc.EventCompute:        "zkalloc_computes_total",
-	zkalloc.EventHandoffStarted: "zkalloc_handoffs_started_total",
-	zkalloc.EventHandoffDone:    "zkalloc_handoffs_done_total",
-	zkalloc.EventReleaseTimeout: "zkalloc_release_timeouts_total",
-	zkalloc.EventStrategyError:  "zkalloc_strategy_errors_total",
-}
-
-var counterHelp = map[zkalloc.EventKind]string{
-	zkalloc.EventReconnect:      "Times the ZooKeeper connection came up again after the first.",
-	zkalloc.EventCompute:        "Runs of the rebalance strategy.",
-	zkalloc.EventHandoffStarted: "Partitions revoked from this member's consumer while it held them.",
-	zkalloc.EventHandoffDone:    "Revoked partitions whose claims this member gave up to the next owner.",
-	zkalloc.EventReleaseTimeout: "Revoked partitions given up without the consumer's ack, after ReleaseTimeout.",
-	zkalloc.EventStrategyError:  "Strategy runs that failed; the previous assignment was kept.",
+// counters are the events counted, each with its counter's name and help,
+// in the order of Metrics.counts.
+var counters = []struct {
+	kind       zkalloc.EventKind
+	name, help string
+}{
+	{zkalloc.EventReconnect, "zkalloc_reconnects_total", "Times the ZooKeeper connection came up again after the first."},
+	{zkalloc.EventCompute, "zkalloc_computes_total", "Runs of the rebalance strategy."},
+	{zkalloc.EventHandoffStarted, "zkalloc_handoffs_started_total", "Partitions revoked from this member's consumer while it held them."},
+	{zkalloc.EventHandoffDone, "zkalloc_handoffs_done_total", "Revoked partitions whose claims this member gave up to the next owner."},
+	{zkalloc.EventReleaseTimeout, "zkalloc_release_timeouts_total", "Revoked partitions given up without the consumer's ack, after ReleaseTimeout."},
+	{zkalloc.EventStrategyError, "zkalloc_strategy_errors_total", "Strategy runs that failed; the previous assignment was kept."},
 }
 
 // sessionStates are the values of Stats.SessionState.
@@ -62,7 +48,7 @@ var sessionStates = []string{"connecting", "up", "suspended", "lost", "closed"}
 // [Metrics.Watch] the allocator for the gauges. It is safe for concurrent
 // use.
 type Metrics struct {
-	counts   []atomic.Uint64 // parallel to kinds
+	counts   []atomic.Uint64 // parallel to counters
 	counters []*prom.Desc
 
 	state                                               *prom.Desc
@@ -75,9 +61,9 @@ type Metrics struct {
 // New returns the metrics of one member, with labels (for example the
 // group and the member's name) on every metric.
 func New(labels prom.Labels) *Metrics {
-	m := &Metrics{counts: make([]atomic.Uint64, len(kinds))}
-	for _, k := range kinds {
-		m.counters = append(m.counters, prom.NewDesc(counterNames[k], counterHelp[k], nil, labels))
+	m := &Metrics{counts: make([]atomic.Uint64, len(counters))}
+	for _, c := range counters {
+		m.counters = append(m.counters, prom.NewDesc(c.name, c.help, nil, labels))
 	}
 	gauge := func(name, help string, varLabels ...string) *prom.Desc {
 		return prom.NewDesc("zkalloc_"+name, help, varLabels, labels)
@@ -93,8 +79,8 @@ func New(labels prom.Labels) *Metrics {
 
 // Count counts ev; it is meant for zkalloc.Config.Metrics.
 func (m *Metrics) Count(ev zkalloc.Event) {
-	for i, k := range kinds {
-		if k == ev.Kind {
+	for i, c := range counters {
+		if c.kind == ev.Kind {
 			m.counts[i].Add(ev.Count)
 			return
 		}
