@@ -1,7 +1,6 @@
 package claims_test
 
 import (
-	"context"
 	"slices"
 	"sync"
 	"testing"
@@ -9,8 +8,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkalloc/zkalloc/actor"
-	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/partitions"
@@ -91,37 +88,10 @@ func TestClaimsCheckProvenReadsNoClaim(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	obs := actortest.Observe(t, []string{srv.Addr()}, claimWait)
-	clock := actor.NewFakeClock(time.Now())
-	const every = time.Minute
-	a := startClaimerWith(t, []string{srv.Addr()}, "a", 4*time.Second, nil, func(cfg *claims.Config) {
-		cfg.Clock, cfg.CheckEvery = clock, every
-	})
+	a, check := startChecked(t, []string{srv.Addr()})
 	ts := manyParts(2500)
 	d := a.want(ts...)
 	first := a.waitHeld(holds(d, ts))
-	ctx, cancel := context.WithTimeout(context.Background(), claimWait)
-	defer cancel()
-	// check advances the clock to the next check and returns the Held
-	// that attempt reports, and the requests it sent.
-	check := func() (claims.Held, int64) {
-		t.Helper()
-		if err := clock.WaitTimers(ctx, 1); err != nil {
-			t.Fatal("the check timer was never armed")
-		}
-		a.held.Take()
-		before := a.requests.Load()
-		clock.Advance(every)
-		for {
-			select {
-			case <-a.held.Changed():
-				if h, ok := a.held.Take(); ok {
-					return h, a.requests.Load() - before
-				}
-			case <-ctx.Done():
-				t.Fatal("no report after the check")
-			}
-		}
-	}
 
 	if _, n := check(); n != 1 {
 		t.Errorf("the first check after claiming %d partitions sent %d requests, want 1: the owners node", len(ts), n)
