@@ -24,17 +24,25 @@ func manyParts(n int) []partitions.Partition {
 	return actortest.Parts("t", ids...)
 }
 
+// startHolding starts a server and the claimer "a", without the periodic
+// check, and waits until a holds want.
+func startHolding(t *testing.T, want []partitions.Partition) (servers []string, a *claimer) {
+	t.Helper()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers = []string{srv.Addr()}
+	a = startClaimerWith(t, servers, "a", 4*time.Second, nil, noCheck)
+	a.waitHeld(holds(a.want(want...), want))
+	return servers, a
+}
+
 // A release of many claims that nobody else touched deletes them without
 // reading them: the owners node's Stat proves them ours (claims_proof.go).
 // (Before, each claim was read first: 2,500 reads here, 50,000 in a
 // hand-off of half a group of 100,000 partitions.)
 func TestClaimsProvenReleaseReadsNoClaim(t *testing.T) {
 	t.Parallel()
-	srv := zktest.Standalone(t, zktest.Options{})
-	servers := []string{srv.Addr()}
 	want := manyParts(2500)
-	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, noCheck)
-	a.waitHeld(holds(a.want(want...), want))
+	servers, a := startHolding(t, want)
 
 	before := a.requests.Load()
 	a.waitHeld(holds(a.want(), nil))
@@ -55,11 +63,8 @@ func TestClaimsProvenReleaseReadsNoClaim(t *testing.T) {
 // the proof would delete the other's node.)
 func TestClaimsProvenReleaseLeavesAnotherSessionsNode(t *testing.T) {
 	t.Parallel()
-	srv := zktest.Standalone(t, zktest.Options{})
-	servers := []string{srv.Addr()}
 	want := manyParts(2500)
-	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, noCheck)
-	a.waitHeld(holds(a.want(want...), want))
+	servers, a := startHolding(t, want)
 
 	obs := actortest.Observe(t, servers, claimWait)
 	stolen := want[1234]
@@ -120,11 +125,8 @@ func TestClaimsCheckProvenReadsNoClaim(t *testing.T) {
 // in a hand-off of 50,000 claims.)
 func TestClaimsReleasedBeforeTheLookClaimedInBatches(t *testing.T) {
 	t.Parallel()
-	srv := zktest.Standalone(t, zktest.Options{})
-	servers := []string{srv.Addr()}
 	want := manyParts(1500)
-	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, noCheck)
-	a.waitHeld(holds(a.want(want...), want))
+	servers, a := startHolding(t, want)
 
 	open := make(chan struct{})
 	b := startClaimerWith(t, servers, "b", 4*time.Second, func(conn session.Conn) session.Conn {
