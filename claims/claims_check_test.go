@@ -83,37 +83,10 @@ func TestClaimsCheckReadsClaimsOnlyAfterAChange(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	obs := actortest.Observe(t, []string{srv.Addr()}, claimWait)
-	clock := actor.NewFakeClock(time.Now())
-	const every = time.Minute
-	a := startClaimerWith(t, []string{srv.Addr()}, "a", 4*time.Second, nil, func(cfg *claims.Config) {
-		cfg.Clock, cfg.CheckEvery = clock, every
-	})
+	a, check := startChecked(t, []string{srv.Addr()})
 	ts := actortest.Parts("t", 0, 1, 2)
 	d := a.want(ts...)
 	first := a.waitHeld(holds(d, ts))
-	ctx, cancel := context.WithTimeout(context.Background(), claimWait)
-	defer cancel()
-	// check advances the clock to the next check and returns the Held
-	// that attempt reports, and the requests it sent.
-	check := func() (claims.Held, int64) {
-		t.Helper()
-		if err := clock.WaitTimers(ctx, 1); err != nil {
-			t.Fatal("the check timer was never armed")
-		}
-		a.held.Take()
-		before := a.requests.Load()
-		clock.Advance(every)
-		for {
-			select {
-			case <-a.held.Changed():
-				if h, ok := a.held.Take(); ok {
-					return h, a.requests.Load() - before
-				}
-			case <-ctx.Done():
-				t.Fatal("no report after the check")
-			}
-		}
-	}
 
 	if _, n := check(); n != 1+int64(len(ts)) {
 		t.Errorf("the first check sent %d requests, want %d: the owners node, then each claim", n, 1+len(ts))
@@ -133,4 +106,39 @@ func TestClaimsCheckReadsClaimsOnlyAfterAChange(t *testing.T) {
 	if !slices.Equal(h.Held, ts) || tokenOf(h, ts[1]) <= tokenOf(first, ts[1]) || tokenOf(h, ts[0]) != tokenOf(first, ts[0]) {
 		t.Errorf("Held %+v after t:1 was deleted, want it claimed again with a larger token (was %v)", h, first.Tokens)
 	}
+}
+
+// startChecked starts the claimer "a" with its periodic check on a fake
+// clock, and returns it with check, which advances the clock to the next
+// check and returns the Held that attempt reports, and the requests it
+// sent.
+func startChecked(t *testing.T, servers []string) (*claimer, func() (claims.Held, int64)) {
+	t.Helper()
+	clock := actor.NewFakeClock(time.Now())
+	const every = time.Minute
+	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, func(cfg *claims.Config) {
+		cfg.Clock, cfg.CheckEvery = clock, every
+	})
+	check := func() (claims.Held, int64) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), claimWait)
+		defer cancel()
+		if err := clock.WaitTimers(ctx, 1); err != nil {
+			t.Fatal("the check timer was never armed")
+		}
+		a.held.Take()
+		before := a.requests.Load()
+		clock.Advance(every)
+		for {
+			select {
+			case <-a.held.Changed():
+				if h, ok := a.held.Take(); ok {
+					return h, a.requests.Load() - before
+				}
+			case <-ctx.Done():
+				t.Fatal("no report after the check")
+			}
+		}
+	}
+	return a, check
 }

@@ -133,8 +133,7 @@ func (c *Claims) releaseProven(conn session.Conn, ps []partitions.Partition, sid
 			for _, path := range paths[bounds[b]:bounds[b+1]] {
 				ops = append(ops, &zk.DeleteRequest{Path: path, Version: -1})
 			}
-			if _, err := conn.Multi(ops...); err == nil {
-				c.deleted(len(ops))
+			if c.multiCounted(conn, ops) == nil {
 				done[b] = true
 				c.cfg.Logger.Debug("zkalloc: released a batch", "first", paths[bounds[b]], "claims", len(ops))
 			}

@@ -1,7 +1,6 @@
 package claims_test
 
 import (
-	"context"
 	"slices"
 	"sync"
 	"testing"
@@ -9,8 +8,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkalloc/zkalloc/actor"
-	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/partitions"
@@ -27,17 +24,25 @@ func manyParts(n int) []partitions.Partition {
 	return actortest.Parts("t", ids...)
 }
 
+// startHolding starts a server and the claimer "a", without the periodic
+// check, and waits until a holds want.
+func startHolding(t *testing.T, want []partitions.Partition) (servers []string, a *claimer) {
+	t.Helper()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers = []string{srv.Addr()}
+	a = startClaimerWith(t, servers, "a", 4*time.Second, nil, noCheck)
+	a.waitHeld(holds(a.want(want...), want))
+	return servers, a
+}
+
 // A release of many claims that nobody else touched deletes them without
 // reading them: the owners node's Stat proves them ours (claims_proof.go).
 // (Before, each claim was read first: 2,500 reads here, 50,000 in a
 // hand-off of half a group of 100,000 partitions.)
 func TestClaimsProvenReleaseReadsNoClaim(t *testing.T) {
 	t.Parallel()
-	srv := zktest.Standalone(t, zktest.Options{})
-	servers := []string{srv.Addr()}
 	want := manyParts(2500)
-	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, noCheck)
-	a.waitHeld(holds(a.want(want...), want))
+	servers, a := startHolding(t, want)
 
 	before := a.requests.Load()
 	a.waitHeld(holds(a.want(), nil))
@@ -58,11 +63,8 @@ func TestClaimsProvenReleaseReadsNoClaim(t *testing.T) {
 // the proof would delete the other's node.)
 func TestClaimsProvenReleaseLeavesAnotherSessionsNode(t *testing.T) {
 	t.Parallel()
-	srv := zktest.Standalone(t, zktest.Options{})
-	servers := []string{srv.Addr()}
 	want := manyParts(2500)
-	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, noCheck)
-	a.waitHeld(holds(a.want(want...), want))
+	servers, a := startHolding(t, want)
 
 	obs := actortest.Observe(t, servers, claimWait)
 	stolen := want[1234]
@@ -91,37 +93,10 @@ func TestClaimsCheckProvenReadsNoClaim(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	obs := actortest.Observe(t, []string{srv.Addr()}, claimWait)
-	clock := actor.NewFakeClock(time.Now())
-	const every = time.Minute
-	a := startClaimerWith(t, []string{srv.Addr()}, "a", 4*time.Second, nil, func(cfg *claims.Config) {
-		cfg.Clock, cfg.CheckEvery = clock, every
-	})
+	a, check := startChecked(t, []string{srv.Addr()})
 	ts := manyParts(2500)
 	d := a.want(ts...)
 	first := a.waitHeld(holds(d, ts))
-	ctx, cancel := context.WithTimeout(context.Background(), claimWait)
-	defer cancel()
-	// check advances the clock to the next check and returns the Held
-	// that attempt reports, and the requests it sent.
-	check := func() (claims.Held, int64) {
-		t.Helper()
-		if err := clock.WaitTimers(ctx, 1); err != nil {
-			t.Fatal("the check timer was never armed")
-		}
-		a.held.Take()
-		before := a.requests.Load()
-		clock.Advance(every)
-		for {
-			select {
-			case <-a.held.Changed():
-				if h, ok := a.held.Take(); ok {
-					return h, a.requests.Load() - before
-				}
-			case <-ctx.Done():
-				t.Fatal("no report after the check")
-			}
-		}
-	}
 
 	if _, n := check(); n != 1 {
 		t.Errorf("the first check after claiming %d partitions sent %d requests, want 1: the owners node", len(ts), n)
@@ -150,11 +125,8 @@ func TestClaimsCheckProvenReadsNoClaim(t *testing.T) {
 // in a hand-off of 50,000 claims.)
 func TestClaimsReleasedBeforeTheLookClaimedInBatches(t *testing.T) {
 	t.Parallel()
-	srv := zktest.Standalone(t, zktest.Options{})
-	servers := []string{srv.Addr()}
 	want := manyParts(1500)
-	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, noCheck)
-	a.waitHeld(holds(a.want(want...), want))
+	servers, a := startHolding(t, want)
 
 	open := make(chan struct{})
 	b := startClaimerWith(t, servers, "b", 4*time.Second, func(conn session.Conn) session.Conn {
