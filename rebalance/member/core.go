@@ -108,7 +108,7 @@ type Core struct {
 
 	ready Ready // what to do, gathered since the last Ready
 
-	counts Counters // decisions counted, for Stats; see stats.go
+	strategyErrors uint64 // for Counters; the hand-off counts the rest
 }
 
 // StrategyStall is how long a strategy may run before the core logs that
@@ -290,7 +290,7 @@ func (c *Core) Computed(job Job, mine []Partition, err error) {
 		return // a newer job or a new connection has overtaken it
 	}
 	if err != nil {
-		c.counts.StrategyErrors++
+		c.strategyErrors++
 		c.log(slog.LevelError, "zkalloc: strategy failed; keeping the previous assignment", "strategy", c.cfg.Strategy, "err", err)
 		if c.primed {
 			c.publish(c.snap.Assigned, c.snap.tokens, c.snap.Pending, c.snap.Generation, c.snap.Members,
@@ -504,7 +504,6 @@ func (c *Core) reconcile(reason string) {
 		if held != nil {
 			c.judged, c.judgedIn = want, c.st.SessionID
 		}
-		c.counts.ReleaseTimeouts += uint64(len(timedOut))
 		for _, p := range timedOut {
 			c.log(slog.LevelWarn, "zkalloc: consumer did not ack a revocation within ReleaseTimeout; releasing the partition anyway", "partition", p.String(), "timeout", c.cfg.ReleaseTimeout)
 		}
