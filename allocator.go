@@ -64,10 +64,10 @@ type Allocator struct {
 	// The session runs apart from the group and outlives it: the member
 	// actor drains (its consumer acks the final Update) while the claims,
 	// which go with the session, are still held.
-	sessExited chan struct{} // closed when the session actor has returned
-	drained    chan struct{} // closed when the member actor has returned
-	sessErr    error         // its error; read after sessExited
-	err        error         // why the actors stopped; read after done
+	sessExited  chan struct{}      // closed when the session actor has returned
+	stopSession context.CancelFunc // stops it; set by run before the actors start
+	sessErr     error              // its error; read after sessExited
+	err         error              // why the actors stopped; read after done
 }
 
 // New validates cfg and returns an allocator. It does no I/O and starts
@@ -132,9 +132,8 @@ func New(cfg Config) (*Allocator, error) {
 	a.group.Add("membership", members)
 	a.group.Add("partitions", set)
 	a.group.Add("claims", owners)
-	a.drained = make(chan struct{})
 	a.group.Add("rebalance", actor.Func(func(ctx context.Context) error {
-		defer close(a.drained)
+		defer a.stopSession() // drained: see run
 		return reb.Run(ctx)
 	}))
 	return a, nil
@@ -196,7 +195,14 @@ func (a *Allocator) Start(ctx context.Context) error {
 // Start has returned is logged: nobody may be waiting for it but the
 // consumer, who sees Updates close and gets it from Close.
 func (a *Allocator) run(ctx context.Context) {
+	// The member actor returns once it has drained (its consumer acked
+	// the Update revoking everything, or ReleaseTimeout passed): from then
+	// on the claims may go with the session, so it calls stopSession. Doing
+	// so then, not after every actor has returned, also fails the requests
+	// that wait for a connection, which the other actors may be blocked in
+	// while the network is dark for good.
 	sessCtx, stopSession := context.WithCancel(context.Background())
+	a.stopSession = stopSession
 	defer stopSession()
 	if ctx.Err() != nil {
 		stopSession() // closed before Start: no connection at all
@@ -214,19 +220,6 @@ func (a *Allocator) run(ctx context.Context) {
 			a.reportMetrics(stopMetrics)
 		}()
 	}
-	// The member actor returns once it has drained (its consumer acked
-	// the Update revoking everything, or ReleaseTimeout passed): from then
-	// on the claims may go with the session. Stopping it then, not after
-	// every actor has returned, also fails the requests that wait for a
-	// connection, which the other actors may be blocked in while the
-	// network is dark for good.
-	go func() {
-		select {
-		case <-a.drained:
-			stopSession()
-		case <-sessCtx.Done():
-		}
-	}()
 	err := a.group.Run(ctx)
 	stopSession()
 	<-a.sessExited

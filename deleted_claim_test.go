@@ -23,10 +23,7 @@ func TestDeletedClaimIsRestored(t *testing.T) {
 	obs := actortest.Observe(t, []string{srv.Addr()}, testTimeout).Conn
 	c := newCluster(t, []string{srv.Addr()})
 	seed := map[string][]int32{"t": ids(4)}
-	var want []zkalloc.Partition
-	for _, id := range ids(4) {
-		want = append(want, zkalloc.Partition{Topic: "t", ID: id})
-	}
+	want := actortest.PartsN("t", 4)
 	a := c.start(c.config("a", seed))
 	c.waitConverged(want)
 	u, _ := a.snapshot()

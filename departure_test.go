@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc"
+	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
@@ -116,20 +117,12 @@ func settledOn(ms []*seatMember, live []string, want []zkalloc.Partition) string
 	return ""
 }
 
-func seatParts(n int) []zkalloc.Partition {
-	out := make([]zkalloc.Partition, n)
-	for i := range out {
-		out[i] = zkalloc.Partition{Topic: "t", ID: int32(i)}
-	}
-	return out
-}
-
 func TestDepartureDelayRestartMovesNothing(t *testing.T) {
 	t.Parallel()
 	const delay = 3 * time.Second
 	srv := server(t)
 	c := newCluster(t, []string{srv.Addr()})
-	all := seatParts(30)
+	all := actortest.PartsN("t", 30)
 	cfg := func(name string) zkalloc.Config {
 		cfg := c.config(name, map[string][]int32{"t": ids(30)})
 		cfg.DepartureDelay = delay
@@ -201,7 +194,7 @@ func TestDepartureDelaySessionExpiryMovesNothing(t *testing.T) {
 	t.Parallel()
 	srv := server(t)
 	c := newCluster(t, []string{srv.Addr()})
-	all := seatParts(30)
+	all := actortest.PartsN("t", 30)
 	cfg := func(name string) zkalloc.Config {
 		cfg := c.config(name, map[string][]int32{"t": ids(30)})
 		cfg.DepartureDelay = 5 * time.Second
@@ -247,7 +240,7 @@ func TestDepartureDelayMismatchedIsSafe(t *testing.T) {
 	const delay = 3 * time.Second
 	srv := server(t)
 	c := newCluster(t, []string{srv.Addr()})
-	all := seatParts(30)
+	all := actortest.PartsN("t", 30)
 	cfg := func(name string, d time.Duration) zkalloc.Config {
 		cfg := c.config(name, map[string][]int32{"t": ids(30)})
 		cfg.DepartureDelay = d
@@ -321,7 +314,7 @@ func BenchmarkRollingRestart(b *testing.B) {
 
 func benchRollingRestart(b *testing.B, addr string, s rebalance.Strategy, delay time.Duration) {
 	const members, partitions = 10, 200
-	all := seatParts(partitions)
+	all := actortest.PartsN("t", partitions)
 	names := make([]string, members)
 	for i := range names {
 		names[i] = fmt.Sprintf("m%02d", i)

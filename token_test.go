@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/zkalloc/zkalloc"
+	"github.com/zkalloc/zkalloc/internal/actortest"
 )
 
 // held is who owns a partition, with which token.
@@ -67,10 +68,7 @@ func TestTokensGrowOnChangeOfOwner(t *testing.T) {
 	srv := server(t)
 	c := newCluster(t, []string{srv.Addr()})
 	seed := map[string][]int32{"t": ids(8)}
-	var want []zkalloc.Partition
-	for _, id := range ids(8) {
-		want = append(want, zkalloc.Partition{Topic: "t", ID: id})
-	}
+	want := actortest.PartsN("t", 8)
 	a := c.start(c.config("a", seed))
 	c.waitConverged(want)
 	alone := ownership(t, a)

@@ -53,9 +53,6 @@ type Output[U any] struct {
 	Acked    func()
 }
 
-// Same is the Output of plain Updates.
-func Same() Output[Update] { return Output[Update]{Wrap: func(u Update) Update { return u }} }
-
 // Actor is the thin loop around a [Core]: it feeds the core its inputs
 // and the time, runs the strategy when the core asks, publishes the
 // core's Updates latest-wins, as U (see [Output]), and passes on the

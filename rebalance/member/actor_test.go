@@ -66,7 +66,7 @@ func newHarness(t *testing.T, name string, s rebalance.Strategy, opts options) *
 		Config:   member.Config{Member: name, Settle: opts.settle, ReleaseTimeout: opts.releaseTimeout, Grace: opts.grace},
 		Strategy: s,
 		Session:  h.session, Members: h.members, Parts: h.parts, Desired: h.desired, Held: h.held, Stuck: h.stuck, Clock: h.clock,
-	}, member.Same())
+	}, member.Output[member.Update]{Wrap: func(u member.Update) member.Update { return u }})
 	var deadlineCancel context.CancelFunc
 	h.ctx, deadlineCancel = context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(deadlineCancel) // after the group has stopped (cleanups run last first)

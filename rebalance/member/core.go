@@ -87,14 +87,13 @@ type Core struct {
 
 	snap       Update    // the newest snapshot
 	releaseAt  time.Time // when the next release timeout is due; zero if none
-	seq        uint64
+	seq        uint64    // the newest snapshot's; 0 before the first (see primed)
 	desiredSeq uint64
 	firstSeq   uint64      // the first Desired of the current session epoch
 	lastWant   []Partition // the newest Desired's Want, sorted
 	judged     []Partition // the newest Want the hand-off made knowing the claims held, sorted
 	judgedIn   int64       // the session it was made in
 	wantSince  []uint64    // wantSince[i]: the Desired.Seq since which lastWant[i] has been wanted
-	primed     bool        // the first assignment has been published
 
 	closing   bool      // Close was called: everything is revoked
 	closeBy   time.Time // when the drain ends, acked or not
@@ -108,7 +107,7 @@ type Core struct {
 
 	ready Ready // what to do, gathered since the last Ready
 
-	counts Counters // decisions counted, for Stats; see stats.go
+	strategyErrors uint64 // for Counters; the hand-off counts the rest
 }
 
 // StrategyStall is how long a strategy may run before the core logs that
@@ -182,7 +181,10 @@ func (c *Core) Ready() Ready {
 }
 
 // Current returns the newest published snapshot and whether there is one.
-func (c *Core) Current() (Update, bool) { return c.snap, c.primed }
+func (c *Core) Current() (Update, bool) { return c.snap, c.primed() }
+
+// primed reports whether the first assignment has been published.
+func (c *Core) primed() bool { return c.seq != 0 }
 
 // Tick moves the core's time to now and acts on what is due. Every other
 // event is taken at the time of the last Tick.
@@ -290,9 +292,9 @@ func (c *Core) Computed(job Job, mine []Partition, err error) {
 		return // a newer job or a new connection has overtaken it
 	}
 	if err != nil {
-		c.counts.StrategyErrors++
+		c.strategyErrors++
 		c.log(slog.LevelError, "zkalloc: strategy failed; keeping the previous assignment", "strategy", c.cfg.Strategy, "err", err)
-		if c.primed {
+		if c.primed() {
 			c.publish(c.snap.Assigned, c.snap.tokens, c.snap.Pending, c.snap.Generation, c.snap.Members,
 				fmt.Sprintf("strategy failed, keeping the previous assignment: %v", err))
 		}
@@ -314,7 +316,7 @@ func (c *Core) Close(reason string) {
 		return
 	}
 	c.closing, c.closeBy = true, c.now.Add(c.cfg.ReleaseTimeout)
-	if c.primed {
+	if c.primed() {
 		c.publish(nil, nil, nil, c.snap.Generation, c.snap.Members, reason)
 	}
 	c.releaseAt, c.graceAt = time.Time{}, time.Time{}
@@ -475,14 +477,14 @@ func (c *Core) reconcile(reason string) {
 	default:
 		c.keep = false
 	}
-	if c.primed || up && c.haveTarget && held != nil && c.firstSeq != 0 && c.held.Seq >= c.firstSeq {
+	if c.primed() || up && c.haveTarget && held != nil && c.firstSeq != 0 && c.held.Seq >= c.firstSeq {
 		// Kept partitions keep the generation they were assigned in: a
 		// newer view may give some of them to another member already.
 		gen, members := c.snap.Generation, c.snap.Members
 		if up && c.haveTarget && !kept {
 			gen, members = c.targetGen, c.targetLive
 		}
-		if !c.primed || gen != c.snap.Generation || !slices.Equal(members, c.snap.Members) ||
+		if !c.primed() || gen != c.snap.Generation || !slices.Equal(members, c.snap.Members) ||
 			!slices.Equal(assigned, c.snap.Assigned) || !slices.Equal(pending, c.snap.Pending) ||
 			!slices.Equal(tokens, c.snap.tokens) {
 			c.publish(assigned, tokens, pending, gen, members, reason)
@@ -504,7 +506,6 @@ func (c *Core) reconcile(reason string) {
 		if held != nil {
 			c.judged, c.judgedIn = want, c.st.SessionID
 		}
-		c.counts.ReleaseTimeouts += uint64(len(timedOut))
 		for _, p := range timedOut {
 			c.log(slog.LevelWarn, "zkalloc: consumer did not ack a revocation within ReleaseTimeout; releasing the partition anyway", "partition", p.String(), "timeout", c.cfg.ReleaseTimeout)
 		}
@@ -582,6 +583,6 @@ func (c *Core) publish(assigned []Partition, tokens []int64, pending []Partition
 		seq:        c.seq,
 		tokens:     tokens,
 	}
-	c.snap, c.primed = u, true
+	c.snap = u
 	c.ready.Publish = &u
 }

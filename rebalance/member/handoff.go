@@ -34,7 +34,9 @@ type handoff struct {
 	revokedAt map[Partition]time.Time // held, no longer assigned, not yet released
 	forced    map[Partition]bool      // released by timeout, not yet gone from held
 
-	started, done uint64 // hand-offs counted: entered revokedAt, and left it released (Counters)
+	// Hand-offs counted (Counters): entered revokedAt, left it released,
+	// and of those released by timeout.
+	started, done, timeouts uint64
 }
 
 func newHandoff(releaseTimeout time.Duration) *handoff {
@@ -126,6 +128,7 @@ func (h *handoff) want(target, held, assigned []Partition, now time.Time) (want,
 		if !now.Before(deadline) {
 			if !h.forced[p] {
 				h.forced[p] = true
+				h.timeouts++
 				timedOut = append(timedOut, p)
 			}
 			continue

@@ -28,15 +28,15 @@ import (
 
 // seats holds the departure timers.
 type seats struct {
-	away  map[string]awaySeat // seats without a live member
-	asked []membership.Seat   // the newest expiry asked for
+	away map[string]awaySeat // seats without a live member
 }
 
 // awaySeat is a seat without a live member: since when it has been seen
-// so, at the version it had.
+// so, at the version it had, and whether its expiry has been asked for.
 type awaySeat struct {
 	version int32
 	since   time.Time
+	asked   bool
 }
 
 // seatsSeen updates the departure timers from the member view just taken.
@@ -67,10 +67,6 @@ func (c *Core) seatsSeen() {
 		}
 	}
 	s.away = next
-	s.asked = slices.DeleteFunc(s.asked, func(seat membership.Seat) bool {
-		a, ok := next[seat.Name]
-		return !ok || a.version != seat.Version
-	})
 }
 
 // seatsDue asks for the seats whose delay has run out to be deleted, if
@@ -83,10 +79,11 @@ func (c *Core) seatsDue() {
 		if c.now.Before(a.since.Add(c.cfg.DepartureDelay)) {
 			continue
 		}
-		seat := membership.Seat{Name: name, Version: a.version}
-		due = append(due, seat)
-		if !slices.Contains(s.asked, seat) {
+		due = append(due, membership.Seat{Name: name, Version: a.version})
+		if !a.asked {
 			fresh = true
+			a.asked = true
+			s.away[name] = a
 			c.log(slog.LevelInfo, "zkalloc: DepartureDelay ran out; deleting the departed member's seat", "departed", name, "away", c.now.Sub(a.since))
 		}
 	}
@@ -94,16 +91,15 @@ func (c *Core) seatsDue() {
 		return
 	}
 	slices.SortFunc(due, func(a, b membership.Seat) int { return strings.Compare(a.Name, b.Name) })
-	s.asked = due
-	c.ready.Expire = slices.Clone(due)
+	c.ready.Expire = due
 }
 
 // seatWake returns when the next seat not asked for yet runs out; zero if
 // none.
 func (c *Core) seatWake() time.Time {
 	var at time.Time
-	for name, a := range c.seats.away {
-		if slices.Contains(c.seats.asked, membership.Seat{Name: name, Version: a.version}) {
+	for _, a := range c.seats.away {
+		if a.asked {
 			continue
 		}
 		if t := a.since.Add(c.cfg.DepartureDelay); at.IsZero() || t.Before(at) {

@@ -25,9 +25,12 @@ type Counters struct {
 
 // Counters returns what the core has counted.
 func (c *Core) Counters() Counters {
-	n := c.counts
-	n.HandoffsStarted, n.HandoffsDone = c.ho.started, c.ho.done
-	return n
+	return Counters{
+		HandoffsStarted: c.ho.started,
+		HandoffsDone:    c.ho.done,
+		ReleaseTimeouts: c.ho.timeouts,
+		StrategyErrors:  c.strategyErrors,
+	}
 }
 
 // Stats is a snapshot of a member actor, for the allocator's Stats.
