@@ -15,6 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
+	"github.com/zkalloc/zkalloc/internal/zkwatch"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 )
@@ -35,12 +36,11 @@ type change struct {
 // owners/. A watch that fires (a change, a reconnection, a new session)
 // re-reads its node and prints what changed.
 type watcher struct {
-	c     *client
-	out   io.Writer
-	json  bool
-	fired chan string
-	stop  chan struct{}
-	armed map[string]bool
+	c       *client
+	out     io.Writer
+	json    bool
+	watches *zkwatch.Set // keyed by path
+	armed   map[string]bool
 
 	members map[string]string // name → detail
 	topics  map[string][]int32
@@ -62,10 +62,10 @@ func watch(ctx context.Context, o options, out io.Writer) error {
 	}
 	wt := &watcher{
 		c: c, out: out, json: o.json,
-		fired: make(chan string), stop: make(chan struct{}), armed: map[string]bool{},
+		watches: zkwatch.New(), armed: map[string]bool{},
 		members: map[string]string{}, topics: map[string][]int32{}, owners: map[string]string{},
 	}
-	defer close(wt.stop) // before Close: the watch goroutines then return
+	defer wt.watches.Close() // before Close: stops and waits for the watch goroutines
 	todo := map[string]bool{c.paths.Members(): true, c.paths.Partitions(): true, c.paths.Owners(): true}
 	first := true
 	retry := time.NewTicker(time.Second)
@@ -88,24 +88,18 @@ func watch(ctx context.Context, o options, out io.Writer) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case p := <-wt.fired:
-			wt.armed[p] = false
-			todo[p] = true
+		case f := <-wt.watches.C():
+			wt.armed[f.Key] = false
+			todo[f.Key] = true
 		case <-retry.C:
 		}
 	}
 }
 
-// arm sends p on fired once ch fires.
+// arm re-reads p once ch fires.
 func (wt *watcher) arm(p string, ch <-chan zk.Event) {
 	wt.armed[p] = true
-	go func() {
-		<-ch
-		select {
-		case wt.fired <- p:
-		case <-wt.stop:
-		}
-	}()
+	wt.watches.Add(p, ch)
 }
 
 // children lists p's children and watches it; a missing node is watched
