@@ -2,7 +2,6 @@ package partitions
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/go-zookeeper/zk"
@@ -37,14 +36,9 @@ func Change(c Conn, paths zkpath.Group, remove bool, topics map[string][]int32) 
 		if err != nil {
 			return err
 		}
-		n := topicsBytes(slices.Values(names))
-		for topic := range norm {
-			if !slices.Contains(names, topic) {
-				n += listedBytes(topic)
-			}
-		}
-		if n > MaxTopicsBytes {
-			return fmt.Errorf("%w: the set's topic names would take %d bytes, more than %d", ErrInvalid, n, MaxTopicsBytes)
+		has := func(topic string) bool { return slices.Contains(names, topic) }
+		if err := checkTopicsBytes(slices.Values(names), has, norm); err != nil {
+			return err
 		}
 	}
 	return write(c, paths, nil, remove, norm)

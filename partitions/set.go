@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"maps"
 	"slices"
@@ -336,14 +337,9 @@ func (s *Set) apply(conn session.Conn, c change) error {
 // IDs, which are known; for one whose IDs are not kept, the change counts
 // in full).
 func (s *Set) checkTopicList(ids map[string][]int32) error {
-	n := topicsBytes(maps.Keys(s.topics))
-	for topic := range ids {
-		if _, ok := s.topics[topic]; !ok {
-			n += listedBytes(topic)
-		}
-	}
-	if n > MaxTopicsBytes {
-		return fmt.Errorf("%w: the set's topic names would take %d bytes, more than the limit of %d (MaxTopicsBytes)", ErrInvalid, n, MaxTopicsBytes)
+	has := func(topic string) bool { _, ok := s.topics[topic]; return ok }
+	if err := checkTopicsBytes(maps.Keys(s.topics), has, ids); err != nil {
+		return err
 	}
 	total := 0
 	for _, ts := range s.topics {
@@ -364,6 +360,22 @@ func (s *Set) checkTopicList(ids map[string][]int32) error {
 	}
 	if total > MaxPartitions {
 		return fmt.Errorf("%w: the set would hold %d partitions, more than the limit of %d (MaxPartitions)", ErrInvalid, total, MaxPartitions)
+	}
+	return nil
+}
+
+// checkTopicsBytes refuses to add ids, a normalized change, to a set
+// whose topics are names (has tells whether one is among them) if its
+// topic names would then pass [MaxTopicsBytes].
+func checkTopicsBytes(names iter.Seq[string], has func(topic string) bool, ids map[string][]int32) error {
+	n := topicsBytes(names)
+	for topic := range ids {
+		if !has(topic) {
+			n += listedBytes(topic)
+		}
+	}
+	if n > MaxTopicsBytes {
+		return fmt.Errorf("%w: the set's topic names would take %d bytes, more than the limit of %d (MaxTopicsBytes)", ErrInvalid, n, MaxTopicsBytes)
 	}
 	return nil
 }
