@@ -416,7 +416,7 @@ func (s *Set) readAll(conn session.Conn) error {
 	slices.Sort(names)
 	read, unread := splitTopicsBytes(names)
 	fresh := make(map[string]fetched, len(read))
-	for i, r := range fetchTopics(conn, s.cfg.Paths, read) {
+	for i, r := range fetchTopics(conn.GetW, s.cfg.Paths, read) {
 		name := read[i]
 		if errors.Is(r.err, zk.ErrNoNode) {
 			continue // deleted since the listing; the list watch has fired
@@ -473,7 +473,7 @@ func (s *Set) readDirty(conn session.Conn) error {
 	names := slices.Sorted(maps.Keys(s.dirty))
 	var first error
 	fresh := make(map[string]fetched, len(names))
-	for i, r := range fetchTopics(conn, s.cfg.Paths, names) {
+	for i, r := range fetchTopics(conn.GetW, s.cfg.Paths, names) {
 		name := names[i]
 		switch {
 		case errors.Is(r.err, zk.ErrNoNode):
@@ -505,14 +505,14 @@ type fetched struct {
 	err   error // the read failed
 }
 
-// fetchTopics reads the given topic nodes, arming a watch on each, with
-// the requests pipelined, and checks their data, counting its IDs (see
-// [CountIDs]); [Set.place] decodes those it takes. It returns one result
-// per name, in order.
-func fetchTopics(conn session.Conn, paths zkpath.Group, names []string) []fetched {
+// fetchTopics reads the given topic nodes with get, a client's GetW (or
+// a Get that arms no watch), with the requests pipelined, and checks
+// their data, counting its IDs (see [CountIDs]); [Set.place] decodes
+// those it takes. It returns one result per name, in order.
+func fetchTopics(get func(path string) ([]byte, *zk.Stat, <-chan zk.Event, error), paths zkpath.Group, names []string) []fetched {
 	out := make([]fetched, len(names))
 	inflight.Do(len(names), func(i int) {
-		data, stat, w, err := conn.GetW(paths.Topic(names[i]))
+		data, stat, w, err := get(paths.Topic(names[i]))
 		if err != nil {
 			out[i].err = err
 			return
