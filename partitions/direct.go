@@ -2,12 +2,10 @@ package partitions
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkalloc/zkalloc/internal/inflight"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 )
 
@@ -37,14 +35,9 @@ func Change(c Conn, paths zkpath.Group, remove bool, topics map[string][]int32) 
 		if err != nil {
 			return err
 		}
-		n := topicsBytes(slices.Values(names))
-		for topic := range norm {
-			if !slices.Contains(names, topic) {
-				n += listedBytes(topic)
-			}
-		}
-		if n > MaxTopicsBytes {
-			return fmt.Errorf("%w: the set's topic names would take %d bytes, more than %d", ErrInvalid, n, MaxTopicsBytes)
+		has := func(topic string) bool { return slices.Contains(names, topic) }
+		if err := checkTopicsBytes(slices.Values(names), has, norm); err != nil {
+			return err
 		}
 	}
 	return write(c, paths, nil, remove, norm)
@@ -60,24 +53,11 @@ func Read(c Conn, paths zkpath.Group) (topics map[string][]int32, corrupt []Topi
 		return nil, nil, err
 	}
 	slices.Sort(names)
-	type result struct {
-		data  []byte
-		count int
-		bad   error
-		err   error
+	get := func(p string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+		data, stat, err := c.Get(p)
+		return data, stat, nil, err
 	}
-	out := make([]result, len(names))
-	inflight.Do(len(names), func(i int) {
-		data, _, err := c.Get(paths.Topic(names[i]))
-		if err != nil {
-			out[i].err = err
-			return
-		}
-		out[i].data = data
-		if out[i].bad = ValidateTopic(names[i]); out[i].bad == nil {
-			out[i].count, out[i].bad = CountIDs(data)
-		}
-	})
+	out := fetchTopics(get, paths, names)
 	// Decoded within MaxPartitions, in name order, as a member does.
 	topics = make(map[string][]int32, len(names))
 	used := 0

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"maps"
 	"slices"
@@ -336,14 +337,9 @@ func (s *Set) apply(conn session.Conn, c change) error {
 // IDs, which are known; for one whose IDs are not kept, the change counts
 // in full).
 func (s *Set) checkTopicList(ids map[string][]int32) error {
-	n := topicsBytes(maps.Keys(s.topics))
-	for topic := range ids {
-		if _, ok := s.topics[topic]; !ok {
-			n += listedBytes(topic)
-		}
-	}
-	if n > MaxTopicsBytes {
-		return fmt.Errorf("%w: the set's topic names would take %d bytes, more than the limit of %d (MaxTopicsBytes)", ErrInvalid, n, MaxTopicsBytes)
+	has := func(topic string) bool { _, ok := s.topics[topic]; return ok }
+	if err := checkTopicsBytes(maps.Keys(s.topics), has, ids); err != nil {
+		return err
 	}
 	total := 0
 	for _, ts := range s.topics {
@@ -364,6 +360,22 @@ func (s *Set) checkTopicList(ids map[string][]int32) error {
 	}
 	if total > MaxPartitions {
 		return fmt.Errorf("%w: the set would hold %d partitions, more than the limit of %d (MaxPartitions)", ErrInvalid, total, MaxPartitions)
+	}
+	return nil
+}
+
+// checkTopicsBytes refuses to add ids, a normalized change, to a set
+// whose topics are names (has tells whether one is among them) if its
+// topic names would then pass [MaxTopicsBytes].
+func checkTopicsBytes(names iter.Seq[string], has func(topic string) bool, ids map[string][]int32) error {
+	n := topicsBytes(names)
+	for topic := range ids {
+		if !has(topic) {
+			n += listedBytes(topic)
+		}
+	}
+	if n > MaxTopicsBytes {
+		return fmt.Errorf("%w: the set's topic names would take %d bytes, more than the limit of %d (MaxTopicsBytes)", ErrInvalid, n, MaxTopicsBytes)
 	}
 	return nil
 }
@@ -404,7 +416,7 @@ func (s *Set) readAll(conn session.Conn) error {
 	slices.Sort(names)
 	read, unread := splitTopicsBytes(names)
 	fresh := make(map[string]fetched, len(read))
-	for i, r := range fetchTopics(conn, s.cfg.Paths, read) {
+	for i, r := range fetchTopics(conn.GetW, s.cfg.Paths, read) {
 		name := read[i]
 		if errors.Is(r.err, zk.ErrNoNode) {
 			continue // deleted since the listing; the list watch has fired
@@ -461,7 +473,7 @@ func (s *Set) readDirty(conn session.Conn) error {
 	names := slices.Sorted(maps.Keys(s.dirty))
 	var first error
 	fresh := make(map[string]fetched, len(names))
-	for i, r := range fetchTopics(conn, s.cfg.Paths, names) {
+	for i, r := range fetchTopics(conn.GetW, s.cfg.Paths, names) {
 		name := names[i]
 		switch {
 		case errors.Is(r.err, zk.ErrNoNode):
@@ -493,14 +505,14 @@ type fetched struct {
 	err   error // the read failed
 }
 
-// fetchTopics reads the given topic nodes, arming a watch on each, with
-// the requests pipelined, and checks their data, counting its IDs (see
-// [CountIDs]); [Set.place] decodes those it takes. It returns one result
-// per name, in order.
-func fetchTopics(conn session.Conn, paths zkpath.Group, names []string) []fetched {
+// fetchTopics reads the given topic nodes with get, a client's GetW (or
+// a Get that arms no watch), with the requests pipelined, and checks
+// their data, counting its IDs (see [CountIDs]); [Set.place] decodes
+// those it takes. It returns one result per name, in order.
+func fetchTopics(get func(path string) ([]byte, *zk.Stat, <-chan zk.Event, error), paths zkpath.Group, names []string) []fetched {
 	out := make([]fetched, len(names))
 	inflight.Do(len(names), func(i int) {
-		data, stat, w, err := conn.GetW(paths.Topic(names[i]))
+		data, stat, w, err := get(paths.Topic(names[i]))
 		if err != nil {
 			out[i].err = err
 			return

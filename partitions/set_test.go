@@ -227,8 +227,9 @@ func TestSetBigTopics(t *testing.T) {
 }
 
 // The set's topic names are bounded so that every member can read their
-// list in one reply: an Add past the bound is refused and writes nothing,
-// counting the topics already there, and a set at the bound is read.
+// list in one reply: an Add (or a Change) past the bound is refused and
+// writes nothing, counting the topics already there, and a set at the
+// bound is read.
 func TestSetManyTopics(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
@@ -253,6 +254,9 @@ func TestSetManyTopics(t *testing.T) {
 	more := longTopic(most)
 	if err := a.set.Add(ctx, map[string][]int32{more: {0}, longTopic(0): {1}}); !errors.Is(err, partitions.ErrInvalid) {
 		t.Errorf("Add of topic %d with %d there = %v, want ErrInvalid", most+1, most, err)
+	}
+	if err := partitions.Change(a.conn, paths, false, map[string][]int32{more: {0}}); !errors.Is(err, partitions.ErrInvalid) {
+		t.Errorf("Change adding topic %d with %d there = %v, want ErrInvalid", most+1, most, err)
 	}
 	if exists, _, err := a.conn.Exists(paths.Topic(more)); err != nil || exists {
 		t.Errorf("refused topic: exists %v, %v", exists, err)

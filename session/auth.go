@@ -35,7 +35,7 @@ func (s *Session) authenticate(ctx context.Context, client *zk.Conn) error {
 	for _, a := range s.cfg.Auth {
 		b := backoff.NewExponentialBackOff()
 		b.InitialInterval, b.MaxInterval, b.MaxElapsedTime = 50*time.Millisecond, time.Second, 0
-		for {
+		op := func() error {
 			done := make(chan error, 1)
 			go func() { done <- client.AddAuth(a.Scheme, a.Credentials) }()
 			var err error
@@ -43,26 +43,21 @@ func (s *Session) authenticate(ctx context.Context, client *zk.Conn) error {
 			case err = <-done:
 			case <-ctx.Done():
 				s.authPending = done
-				return ctx.Err()
+				return backoff.Permanent(ctx.Err())
 			}
 			switch {
 			case err == nil:
+				return nil
 			case errors.Is(err, zk.ErrAuthFailed):
-				return fmt.Errorf("session: ZooKeeper refuses the credentials of scheme %q (AuthFailed): %w", a.Scheme, err)
+				return backoff.Permanent(fmt.Errorf("session: ZooKeeper refuses the credentials of scheme %q (AuthFailed): %w", a.Scheme, err))
 			case errors.Is(err, zk.ErrClosing):
-				return err
-			default:
-				s.cfg.Logger.Debug("zkalloc: giving credentials to ZooKeeper failed; again on the next connection", "scheme", a.Scheme, "err", err)
-				t := time.NewTimer(b.NextBackOff())
-				select {
-				case <-t.C:
-				case <-ctx.Done():
-					t.Stop()
-					return ctx.Err()
-				}
-				continue
+				return backoff.Permanent(err)
 			}
-			break
+			s.cfg.Logger.Debug("zkalloc: giving credentials to ZooKeeper failed; again on the next connection", "scheme", a.Scheme, "err", err)
+			return err
+		}
+		if err := backoff.Retry(op, backoff.WithContext(b, ctx)); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -141,7 +141,7 @@ func (s *Session) Run(ctx context.Context) error {
 		if !waitDone(syncsDone, stopTimeout) {
 			s.cfg.Logger.Error("zkalloc: a ZooKeeper sync did not return; leaving it behind")
 		}
-		if s.authPending != nil && !waitAnswer(s.authPending, stopTimeout) {
+		if s.authPending != nil && !waitDone(s.authPending, stopTimeout) {
 			s.cfg.Logger.Error("zkalloc: a ZooKeeper credentials request did not return; leaving it behind")
 		}
 		s.state.Status, s.state.Since = Closed, s.cfg.Clock.Now()
@@ -349,19 +349,6 @@ func (s *Session) shutdown(client *zk.Conn, gate *gatedConn, events <-chan zk.Ev
 	s.connsMu.Unlock()
 	if !waitClosed(events, stopTimeout) {
 		s.cfg.Logger.Error("zkalloc: ZooKeeper client did not stop; leaving it behind")
-	}
-}
-
-// waitAnswer waits for one answer on c for at most d, and reports whether
-// it came.
-func waitAnswer(c <-chan error, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-c:
-		return true
-	case <-t.C:
-		return false
 	}
 }
 

@@ -67,9 +67,9 @@ func (y *syncer) start(ctx context.Context) bool {
 // server neither checks nor needs it for the sync's ordering.
 const syncPath = "/"
 
-// waitDone waits for done to be closed, for at most d, and reports whether
-// it was.
-func waitDone(done <-chan struct{}, d time.Duration) bool {
+// waitDone waits for a value on done, or for it to be closed, for at most
+// d, and reports whether one came.
+func waitDone[T any](done <-chan T, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -15,6 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
+	"github.com/zkalloc/zkalloc/internal/zkwatch"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 )
@@ -35,12 +36,11 @@ type change struct {
 // owners/. A watch that fires (a change, a reconnection, a new session)
 // re-reads its node and prints what changed.
 type watcher struct {
-	c     *client
-	out   io.Writer
-	json  bool
-	fired chan string
-	stop  chan struct{}
-	armed map[string]bool
+	c       *client
+	out     io.Writer
+	json    bool
+	watches *zkwatch.Set // keyed by path
+	armed   map[string]bool
 
 	members map[string]string // name → detail
 	topics  map[string][]int32
@@ -62,10 +62,10 @@ func watch(ctx context.Context, o options, out io.Writer) error {
 	}
 	wt := &watcher{
 		c: c, out: out, json: o.json,
-		fired: make(chan string), stop: make(chan struct{}), armed: map[string]bool{},
+		watches: zkwatch.New(), armed: map[string]bool{},
 		members: map[string]string{}, topics: map[string][]int32{}, owners: map[string]string{},
 	}
-	defer close(wt.stop) // before Close: the watch goroutines then return
+	defer wt.watches.Close() // before Close: stops and waits for the watch goroutines
 	todo := map[string]bool{c.paths.Members(): true, c.paths.Partitions(): true, c.paths.Owners(): true}
 	first := true
 	retry := time.NewTicker(time.Second)
@@ -88,24 +88,18 @@ func watch(ctx context.Context, o options, out io.Writer) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case p := <-wt.fired:
-			wt.armed[p] = false
-			todo[p] = true
+		case f := <-wt.watches.C():
+			wt.armed[f.Key] = false
+			todo[f.Key] = true
 		case <-retry.C:
 		}
 	}
 }
 
-// arm sends p on fired once ch fires.
+// arm re-reads p once ch fires.
 func (wt *watcher) arm(p string, ch <-chan zk.Event) {
 	wt.armed[p] = true
-	go func() {
-		<-ch
-		select {
-		case wt.fired <- p:
-		case <-wt.stop:
-		}
-	}()
+	wt.watches.Add(p, ch)
 }
 
 // children lists p's children and watches it; a missing node is watched
@@ -149,31 +143,20 @@ func (wt *watcher) refreshMembers(loud bool) error {
 	if err != nil {
 		return err
 	}
-	now := map[string]string{}
-	var newNames []string
-	for _, n := range names {
-		if d, ok := wt.members[n]; ok {
-			now[n] = d
-		} else {
-			newNames = append(newNames, n)
-		}
-	}
-	details := make([]string, len(newNames))
-	inflight.Do(len(newNames), func(i int) {
-		data, stat, err := wt.c.conn.Get(wt.c.paths.Member(newNames[i]))
+	now, newNames := readNew(names, wt.members, func(n string) string {
+		data, stat, err := wt.c.conn.Get(wt.c.paths.Member(n))
 		if err != nil {
-			return
+			return ""
 		}
 		d := fmt.Sprintf("session 0x%x", stat.EphemeralOwner)
 		if info, ok := membership.ParseInfo(data); ok {
 			d = fmt.Sprintf("host %s, pid %d, %s, strategy %s, %s", info.Host, info.PID, d, info.Strategy, info.Version)
 		}
-		details[i] = d
+		return d
 	})
-	for i, n := range newNames {
-		now[n] = details[i]
+	for _, n := range newNames {
 		if loud {
-			wt.emit(change{Kind: "joined", Member: n, Detail: details[i]})
+			wt.emit(change{Kind: "joined", Member: n, Detail: now[n]})
 		}
 	}
 	for _, n := range slices.Sorted(maps.Keys(wt.members)) {
@@ -251,20 +234,9 @@ func (wt *watcher) refreshOwners(loud bool) error {
 	if err != nil {
 		return err
 	}
-	now := map[string]string{}
-	var newNames []string
-	for _, n := range names {
-		if m, ok := wt.owners[n]; ok {
-			now[n] = m
-		} else {
-			newNames = append(newNames, n)
-		}
-	}
-	owners := make([]string, len(newNames))
-	inflight.Do(len(newNames), func(i int) {
-		if data, _, err := wt.c.conn.Get(wt.c.paths.Owners() + "/" + newNames[i]); err == nil {
-			owners[i] = string(data)
-		}
+	now, newNames := readNew(names, wt.owners, func(n string) string {
+		data, _, _ := wt.c.conn.Get(wt.c.paths.Owners() + "/" + n)
+		return string(data)
 	})
 	var lines []change
 	for _, n := range slices.Sorted(maps.Keys(wt.owners)) {
@@ -272,9 +244,8 @@ func (wt *watcher) refreshOwners(loud bool) error {
 			lines = append(lines, change{Kind: "released", Partition: n, Member: wt.owners[n]})
 		}
 	}
-	for i, n := range newNames {
-		now[n] = owners[i]
-		lines = append(lines, change{Kind: "claimed", Partition: n, Member: owners[i]})
+	for _, n := range newNames {
+		lines = append(lines, change{Kind: "claimed", Partition: n, Member: now[n]})
 	}
 	wt.owners = now
 	if loud {
@@ -283,6 +254,27 @@ func (wt *watcher) refreshOwners(loud bool) error {
 		}
 	}
 	return nil
+}
+
+// readNew returns names, a fresh listing, each with its value: the one in
+// seen, or, for the names not in seen (returned too, in order), what read
+// returns, the reads pipelined.
+func readNew(names []string, seen map[string]string, read func(name string) string) (map[string]string, []string) {
+	now := make(map[string]string, len(names))
+	var newNames []string
+	for _, n := range names {
+		if v, ok := seen[n]; ok {
+			now[n] = v
+		} else {
+			newNames = append(newNames, n)
+		}
+	}
+	values := make([]string, len(newNames))
+	inflight.Do(len(newNames), func(i int) { values[i] = read(newNames[i]) })
+	for i, n := range newNames {
+		now[n] = values[i]
+	}
+	return now, newNames
 }
 
 // coalesce folds claims of one member on one topic into one line, so that
