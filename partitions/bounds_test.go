@@ -95,6 +95,9 @@ func TestSetReadsWithinMaxPartitions(t *testing.T) {
 	if err := m.set.Add(ctx, map[string][]int32{"c": {1}}); !errors.Is(err, partitions.ErrInvalid) || !strings.Contains(err.Error(), "MaxPartitions") {
 		t.Errorf("Add past the limit = %v; want ErrInvalid naming MaxPartitions", err)
 	}
+	if err := partitions.Change(obs, paths, false, map[string][]int32{"c": {1}}); !errors.Is(err, partitions.ErrInvalid) || !strings.Contains(err.Error(), "MaxPartitions") {
+		t.Errorf("Change past the limit = %v; want ErrInvalid naming MaxPartitions", err)
+	}
 
 	// Ten fewer in a: b fits, and is read again.
 	if _, err := obs.Set(paths.Topic("a"), []byte(fmt.Sprintf("0-%d", partitions.MaxTopicIDs-11)), -1); err != nil {

@@ -39,8 +39,29 @@ func Change(c Conn, paths zkpath.Group, remove bool, topics map[string][]int32) 
 		if err := checkTopicsBytes(slices.Values(names), has, norm); err != nil {
 			return err
 		}
+		if err := checkTotal(c, paths, norm); err != nil {
+			return err
+		}
 	}
 	return write(c, paths, nil, remove, norm)
+}
+
+// checkTotal refuses to add ids, a normalized change, if the set would
+// then hold more than [MaxPartitions], counting the set as [Read] gives it
+// (as a member does: topics past the limit are left out of it).
+func checkTotal(c Conn, paths zkpath.Group, ids map[string][]int32) error {
+	topics, _, err := Read(c, paths)
+	if err != nil {
+		return err
+	}
+	total := 0
+	for _, have := range topics {
+		total += len(have)
+	}
+	for topic, add := range ids {
+		total += unionLen(topics[topic], add) - len(topics[topic])
+	}
+	return errPastTotal(total)
 }
 
 // Read returns the group's shared set as it is in ZooKeeper: each topic's

@@ -358,6 +358,12 @@ func (s *Set) checkTopicList(ids map[string][]int32) error {
 			total += len(add)
 		}
 	}
+	return errPastTotal(total)
+}
+
+// errPastTotal refuses a change after which the set would hold total
+// partitions, if that is past [MaxPartitions].
+func errPastTotal(total int) error {
 	if total > MaxPartitions {
 		return fmt.Errorf("%w: the set would hold %d partitions, more than the limit of %d (MaxPartitions)", ErrInvalid, total, MaxPartitions)
 	}
