@@ -71,13 +71,13 @@ func short(name string) string {
 // which no session has.
 const containerOwner = math.MinInt64
 
-// liveMember reports whether a child of members/ with this stat is a
+// IsMember reports whether a child of members/ with this stat is a
 // member: an ephemeral node, which the server deletes when its session
 // ends, so that it stands for a live session. A persistent or container
 // node left there by hand or by another program is not one, however long
 // it stays. (A TTL node, which a server may allow, is deleted by the
 // server once it is old and childless.)
-func liveMember(stat *zk.Stat) bool {
+func IsMember(stat *zk.Stat) bool {
 	return stat.EphemeralOwner != 0 && stat.EphemeralOwner != containerOwner
 }
 
@@ -135,7 +135,7 @@ func (m *Membership) members(conn session.Conn, names []string, pzxid int64) ([]
 		case errs[i] != nil:
 			return nil, fmt.Errorf("read member node %s: %w", m.cfg.Paths.Member(name), errs[i])
 		}
-		v.of[name] = stats[i] != nil && liveMember(stats[i])
+		v.of[name] = stats[i] != nil && IsMember(stats[i])
 		if v.of[name] {
 			continue
 		}

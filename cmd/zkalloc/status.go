@@ -109,8 +109,8 @@ func readStatus(c *client) (*groupStatus, error) {
 		if r.err != nil {
 			return nil, r.err
 		}
-		if r.stat.EphemeralOwner == 0 {
-			continue // not a member: not an ephemeral of a live session
+		if !membership.IsMember(r.stat) {
+			continue // not an ephemeral of a live session, as members judge
 		}
 		m := memberStatus{Name: name, Session: fmt.Sprintf("0x%x", r.stat.EphemeralOwner)}
 		if info, ok := membership.ParseInfo(r.data); ok {
