@@ -34,6 +34,14 @@ type Held struct {
 	// Tokens[i] is the creation zxid of Held[i]'s claim node: the
 	// partition's fencing token while this session keeps the claim.
 	Tokens []int64
+	// Vanished is every claim of this session found deleted from outside
+	// (by an operator or a script) while its hold record still names this
+	// session, sorted. Nobody else can take such a partition until this
+	// session releases the record or ends, but the member must stop using
+	// it at once: it is not in Held, and the member revokes it. Its
+	// record is released once the partition is no longer wanted, and only
+	// then can it be claimed again (by this member too).
+	Vanished []partitions.Partition
 	// Blocked is every wanted claim found held by another session, with
 	// that session, in no order. It stands while attempts fail: a claim
 	// that cannot be looked at again keeps its last known holder.

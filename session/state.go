@@ -61,6 +61,12 @@ type State struct {
 	Timeout time.Duration
 	// LastReply is when the server last answered one of our requests.
 	LastReply time.Time
+	// Ended, with Lost, says the session has ended on the server: it
+	// expired, or a new session replaced it, and its ephemeral nodes are
+	// gone. Lost without Ended is this member's lease running out: the
+	// server may still hold the session and its ephemeral nodes, and may
+	// let it resume.
+	Ended bool
 }
 
 // NewConnection reports whether st is Up on another connection than prev

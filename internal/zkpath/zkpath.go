@@ -44,6 +44,12 @@ func (g Group) Topic(topic string) string { return g.Partitions() + "/" + topic 
 // Owners is the parent of the claims.
 func (g Group) Owners() string { return g.Dir() + "/owners" }
 
+// Holds is the parent of the hold records: persistent nodes
+// <holds>/<topic>:<id> naming the session that holds each partition's
+// claim, kept until that session releases the partition or ends (see
+// package claims).
+func (g Group) Holds() string { return g.Dir() + "/holds" }
+
 // Creator is the one client call [Ensure] needs.
 type Creator interface {
 	Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error)
