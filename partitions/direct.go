@@ -66,8 +66,10 @@ func checkTotal(c Conn, paths zkpath.Group, ids map[string][]int32) error {
 
 // Read returns the group's shared set as it is in ZooKeeper: each topic's
 // IDs, sorted, and the topics whose node holds no valid IDs (corrupt,
-// which members leave unassigned). It returns an error wrapping
-// zk.ErrNoNode if the group has no partition set.
+// which members leave unassigned). A topic whose node is empty (every ID
+// removed: see [write]) has no partitions and is not in topics. It
+// returns an error wrapping zk.ErrNoNode if the group has no partition
+// set.
 func Read(c Conn, paths zkpath.Group) (topics map[string][]int32, corrupt []TopicError, err error) {
 	names, _, err := c.Children(paths.Partitions())
 	if err != nil {
@@ -91,6 +93,7 @@ func Read(c Conn, paths zkpath.Group) (topics map[string][]int32, corrupt []Topi
 			corrupt = append(corrupt, TopicError{Topic: names[i], Err: r.bad})
 		case used+r.count > MaxPartitions:
 			corrupt = append(corrupt, TopicError{Topic: names[i], Err: errPastMaxPartitions(r.count)})
+		case r.count == 0: // emptied: no partitions
 		default:
 			used += r.count
 			topics[names[i]], _ = DecodeIDs(r.data) // counted: valid

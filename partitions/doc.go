@@ -10,7 +10,13 @@
 // [MaxTopicBytes] is refused with [ErrInvalid], and so is one that would
 // make the list of topic names longer than [MaxTopicsBytes]). Writes are
 // compare-and-set on the znode versions, in one multi-operation per
-// change, retried when another member wrote first.
+// change, retried when another member wrote first. A topic node is never
+// deleted: a removal that empties a topic leaves its node with no data,
+// which every reader takes as a topic with no partitions (not a corrupt
+// one). So a node keeps one version history, and a write planned on a
+// version read before another member's change always fails its
+// compare-and-set; a node deleted and created again would start at
+// version 0 once more, and a stale write could land on it (see write).
 //
 // The [Set] actor merges this member's seed into the set once, applies
 // [Set.Add] and [Set.Remove] requests, watches the topic nodes and

@@ -90,15 +90,22 @@ func TestSetSeedAddRemove(t *testing.T) {
 	a.waitParts(want)
 	b.waitParts(want)
 
-	// Removing the last IDs of a topic deletes its node.
+	// Removing the last IDs of a topic empties its node and keeps it (see
+	// TestNoLostSetWrite); an emptied topic has no partitions, and is not
+	// corrupt.
 	if err := b.set.Remove(ctx, map[string][]int32{"u": {9}, "v": {1, 2}, "t": {0, 77}}); err != nil {
 		t.Fatal(err)
 	}
 	want = actortest.Parts("t", 1, 2, 3, 10)
-	a.waitParts(want)
-	b.waitParts(want)
-	if exists, _, err := a.conn.Exists(paths.Topic("u")); err != nil || exists {
-		t.Errorf("topic node u: exists %v, err %v; want it deleted", exists, err)
+	for _, v := range []partitions.View{a.waitParts(want), b.waitParts(want)} {
+		if len(v.Corrupt) > 0 {
+			t.Errorf("view with emptied topics: corrupt %v, want none", v.Corrupt)
+		}
+	}
+	for _, topic := range []string{"u", "v"} {
+		if data, _, err := a.conn.Get(paths.Topic(topic)); err != nil || len(data) != 0 {
+			t.Errorf("topic node %s: data %q, err %v; want it kept, empty", topic, data, err)
+		}
 	}
 	data, _, err := a.conn.Get(paths.Topic("t"))
 	if err != nil || string(data) != "1-3,10" {
@@ -377,5 +384,44 @@ func TestSetRefusedChangeIsNotPartlyApplied(t *testing.T) {
 				t.Errorf("the refused change was partly applied:\nbefore %s\nafter  %s", before, after)
 			}
 		})
+	}
+}
+
+// An emptied topic (a node with no data) is a topic with no partitions
+// for every reader: a member that starts with it there, one that sees it
+// emptied and filled again, and Read. None of them calls it corrupt.
+func TestSetReadsEmptiedTopic(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	paths := zkpath.Group{Root: "/zkalloc", Group: t.Name()}
+	a := startSet(t, []string{srv.Addr()}, paths, map[string][]int32{"t": {0}, "u": {1, 2}})
+	a.waitParts(append(actortest.Parts("t", 0), actortest.Parts("u", 1, 2)...))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.set.Remove(ctx, map[string][]int32{"u": {1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	noCorrupt := func(who string, v partitions.View) {
+		t.Helper()
+		if len(v.Corrupt) > 0 {
+			t.Errorf("%s: corrupt %v, want none", who, v.Corrupt)
+		}
+	}
+	noCorrupt("after emptying u", a.waitParts(actortest.Parts("t", 0)))
+	b := startSet(t, []string{srv.Addr()}, paths, nil)
+	noCorrupt("member started with u empty", b.waitParts(actortest.Parts("t", 0)))
+	set, corrupt, err := partitions.Read(a.conn, paths)
+	if err != nil || len(corrupt) > 0 || fmt.Sprint(set) != "map[t:[0]]" {
+		t.Errorf("Read = %v, corrupt %v, %v; want t:0 alone", set, corrupt, err)
+	}
+
+	if err := partitions.Change(a.conn, paths, false, map[string][]int32{"u": {3}}); err != nil {
+		t.Fatal(err)
+	}
+	want := append(actortest.Parts("t", 0), actortest.Parts("u", 3)...)
+	a.waitParts(want)
+	b.waitParts(want)
+	if _, stat, err := a.conn.Get(paths.Topic("u")); err != nil || stat.Version != 2 {
+		t.Errorf("topic u: %+v, %v; want its first node at version 2 (created, emptied, filled)", stat, err)
 	}
 }

@@ -37,8 +37,20 @@ var ErrContended = errors.New("partitions: too much contention")
 // write adds (or removes) ids, a normalized topic→IDs map, to (from) the
 // set in ZooKeeper with compare-and-set on each topic node's version.
 // Topics are written in sorted order, in as few multi-operations as the
-// size limit allows; each multi is atomic. A topic emptied by a removal
-// is deleted.
+// size limit allows; each multi is atomic.
+//
+// A topic emptied by a removal keeps its node, with no data, which
+// readers take as a topic with no partitions; write never deletes a topic
+// node. A node's version is the only thing a write is conditioned on, and
+// a node created again starts at version 0: had the emptied node been
+// deleted, a writer that had read it at version v before the delete could
+// overwrite the new node once it reached version v (issue 24: W1 reads
+// "0" at version 0 to add 7, W2 removes 0 and the node goes, W3 adds 5
+// and creates it at version 0, W1's write at version 0 succeeds: 5 lost
+// and 0 back). A node that is never deleted has one version history, so a
+// version read before a change can never match after it. Only a delete
+// from outside (an operator, or a member of a version from before this
+// rule) opens that window again.
 //
 // A change that needs several multis is checked whole before the first
 // (see [topicWrite.check]), so that one refused for good, by a topic's
@@ -212,9 +224,7 @@ func planTopic(r topicRead, path string, acl []zk.ACL, remove bool, change []int
 	if slices.Equal(cur, next) {
 		return nil, nil
 	}
-	if len(next) == 0 {
-		return &zk.DeleteRequest{Path: path, Version: r.stat.Version}, nil
-	}
+	// An emptied topic keeps its node, with no data (see [write]).
 	data := EncodeIDs(next)
 	if len(data) > MaxTopicBytes {
 		return nil, fmt.Errorf("%w: would take %d bytes, more than %d: ZooKeeper refuses a write that big (scattered IDs take about one byte per digit plus a comma)",
@@ -232,8 +242,6 @@ func opSize(op any) int {
 		return len(op.Path) + len(op.Data) + 32
 	case *zk.SetDataRequest:
 		return len(op.Path) + len(op.Data) + 32
-	case *zk.DeleteRequest:
-		return len(op.Path) + 32
 	}
 	return 0
 }

@@ -1,7 +1,7 @@
 // Command zkalloc looks at and changes a zkalloc consumer group in
 // ZooKeeper, and runs the demo.
 //
-//	zkalloc [flags] status                 members, partitions, owners, hand-offs
+//	zkalloc [flags] status                 members, partitions, owners, hand-offs, hold records
 //	zkalloc [flags] watch                  one line per change, until interrupted
 //	zkalloc [flags] partitions list
 //	zkalloc [flags] partitions add    topic:ids...   e.g. events:0-63 audit:0,5
@@ -72,7 +72,14 @@ const usageText = `usage: zkalloc [flags] command [args]
 
 commands:
   status                         members, partitions per topic, owners, unowned
-                                 partitions and hand-offs in progress
+                                 partitions, hand-offs in progress, and hold
+                                 records without a claim or of ended sessions.
+                                 Do not delete claims (owners/) to unstick a
+                                 hand-off: the holder only revokes, and nobody
+                                 else takes the partition; restart the holder.
+                                 Never delete hold records (holds/) while
+                                 members run: two owners. Seats may be
+                                 deleted (docs/departure.md).
   watch                          print one line per change until interrupted
   partitions list                the group's partition set
   partitions add topic:ids...    merge partitions into the set (ids: 0-63,70)

@@ -39,6 +39,9 @@ type handoffStatus struct {
 	Partition string `json:"partition"`
 	From      string `json:"from,omitempty"` // the member holding the claim; "" if none
 	To        string `json:"to"`             // the member the strategy gives it to
+	// Held is, when no claim stands, the member whose hold record still
+	// keeps the partition (see groupStatus.RecordOnly).
+	Held string `json:"held,omitempty"`
 }
 
 // groupStatus is what status prints; with -json, as is.
@@ -60,6 +63,15 @@ type groupStatus struct {
 	Strategy      string          `json:"strategy,omitempty"`
 	HandoffsKnown bool            `json:"handoffs_known"`
 	Handoffs      []handoffStatus `json:"handoffs"`
+	// The hold records (holds/<topic>:<id>) worth a look, each list in
+	// partition order (see judgeHolds): RecordOnly those of a live session
+	// with no claim beside them (the claim was deleted from outside, or the
+	// holder is releasing; nobody else takes the partition meanwhile),
+	// EndedHolds those whose session has ended (the next owner replaces
+	// them), BadHolds those members cannot read.
+	RecordOnly []holdStatus `json:"record_only,omitempty"`
+	EndedHolds []holdStatus `json:"ended_holds,omitempty"`
+	BadHolds   []holdStatus `json:"bad_holds,omitempty"`
 }
 
 // builtins are the strategies status can run to tell hand-offs in
@@ -80,11 +92,22 @@ func init() {
 // has not acked), or the new one has not claimed it yet. Members that
 // have not yet computed the newest view, or debounce it (Settle), show up
 // the same way for a moment.
+//
+// The hold records are read first, before the members and the claims: a
+// record's session is then called ended only if it had ended by the time
+// the members were read (a member that joined meanwhile cannot hold it);
+// a record read just before its holder released it (the claim and the
+// record go together) shows as held by record only, as its label allows.
 func readStatus(c *client) (*groupStatus, error) {
 	if err := c.checkGroup(); err != nil {
 		return nil, err
 	}
 	st := &groupStatus{Group: c.paths.Group, Path: c.paths.Dir(), Partitions: map[string]string{}, Owners: map[string]string{}, Unowned: []string{}, Handoffs: []handoffStatus{}}
+	holds, err := readHolds(c)
+	if err != nil {
+		return nil, err
+	}
+	sessions := map[string]int64{} // member → its node's session
 
 	names, err := children(c.conn, c.paths.Members())
 	if err != nil {
@@ -112,7 +135,8 @@ func readStatus(c *client) (*groupStatus, error) {
 		if !membership.IsMember(r.stat) {
 			continue // not an ephemeral of a live session, as members judge
 		}
-		m := memberStatus{Name: name, Session: fmt.Sprintf("0x%x", r.stat.EphemeralOwner)}
+		sessions[name] = r.stat.EphemeralOwner
+		m := memberStatus{Name: name, Session: sessionHex(r.stat.EphemeralOwner)}
 		if info, ok := membership.ParseInfo(r.data); ok {
 			m.Host, m.PID, m.Strategy, m.Version, m.Started = info.Host, info.PID, info.Strategy, info.Version, info.Started
 		}
@@ -180,6 +204,15 @@ func readStatus(c *client) (*groupStatus, error) {
 			st.Unowned = append(st.Unowned, p.String())
 		}
 	}
+	heldBy := map[partitions.Partition]string{} // the member, by record only
+	st.RecordOnly, st.EndedHolds, st.BadHolds = judgeHolds(holds, sessions, func(p partitions.Partition) bool {
+		_, ok := owner[p]
+		return ok
+	})
+	for _, h := range st.RecordOnly {
+		p, _ := partitions.Parse(h.Partition)
+		heldBy[p] = h.Member
+	}
 
 	if len(strategies) == 1 {
 		for s := range strategies {
@@ -220,7 +253,7 @@ func readStatus(c *client) (*groupStatus, error) {
 				}
 				for _, p := range target[m] {
 					if owner[p] != m {
-						st.Handoffs = append(st.Handoffs, handoffStatus{Partition: p.String(), From: owner[p], To: m})
+						st.Handoffs = append(st.Handoffs, handoffStatus{Partition: p.String(), From: owner[p], To: m, Held: heldBy[p]})
 					}
 				}
 			}
@@ -272,8 +305,12 @@ func printStatus(st *groupStatus, w io.Writer) error {
 	if !st.HandoffsKnown {
 		handoffs = "unknown"
 	}
-	fmt.Fprintf(w, "group %s (%s): %d members, %d topics, %d partitions, %d owned, %d unowned, hand-offs in progress: %s\n",
-		st.Group, st.Path, len(st.Members), len(st.Partitions), total, len(st.Owners), len(st.Unowned), handoffs)
+	held := ""
+	if len(st.RecordOnly) > 0 {
+		held = fmt.Sprintf(", held by record only: %d", len(st.RecordOnly))
+	}
+	fmt.Fprintf(w, "group %s (%s): %d members, %d topics, %d partitions, %d owned, %d unowned, hand-offs in progress: %s%s\n",
+		st.Group, st.Path, len(st.Members), len(st.Partitions), total, len(st.Owners), len(st.Unowned), handoffs, held)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nMEMBER\tHOST\tPID\tSESSION\tSTRATEGY\tVERSION\tAGE\tOWNS")
@@ -314,7 +351,10 @@ func printStatus(st *groupStatus, w io.Writer) error {
 		fmt.Fprintln(tw, "\nHAND-OFF\tFROM\tTO")
 		for _, h := range st.Handoffs {
 			from := h.From
-			if from == "" {
+			switch {
+			case from == "" && h.Held != "":
+				from = h.Held + " (hold record only)"
+			case from == "":
 				from = "-"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", h.Partition, from, h.To)
@@ -323,7 +363,26 @@ func printStatus(st *groupStatus, w io.Writer) error {
 	if !st.HandoffsKnown {
 		fmt.Fprintln(tw, "\n(hand-offs unknown: the members run no common built-in strategy)")
 	}
-	return tw.Flush()
+	if len(st.RecordOnly)+len(st.EndedHolds)+len(st.BadHolds) > 0 {
+		fmt.Fprintln(tw, "\nHOLD RECORD\tMEMBER\tSESSION\tSTATE")
+		for _, h := range st.RecordOnly {
+			fmt.Fprintf(tw, "%s\t%s\t%s\theld by record only: claim deleted from outside, or the holder is releasing\n", h.Partition, h.Member, h.Session)
+		}
+		for _, h := range st.EndedHolds {
+			fmt.Fprintf(tw, "%s\t%s\t%s\tleft by an ended session; the next owner replaces it\n", h.Partition, h.Member, h.Session)
+		}
+		for _, h := range st.BadHolds {
+			fmt.Fprintf(tw, "%s\t-\t-\tunreadable: %q (not a member's record)\n", h.Partition, h.Data)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(st.Handoffs) > 0 || len(st.RecordOnly) > 0 {
+		_, err := fmt.Fprintf(w, "\n%s\n", deleteAdvice)
+		return err
+	}
+	return nil
 }
 
 func parseAll(names []string) []partitions.Partition {

@@ -23,7 +23,7 @@ import (
 // change is one line of watch's output.
 type change struct {
 	Time      string `json:"time"`
-	Kind      string `json:"kind"` // joined, left, topic-added, topic-removed, added, removed, claimed, released
+	Kind      string `json:"kind"` // joined, left, topic-added, topic-removed, added, removed, corrupt, claimed, released
 	Member    string `json:"member,omitempty"`
 	Topic     string `json:"topic,omitempty"`
 	IDs       string `json:"ids,omitempty"`
@@ -82,8 +82,14 @@ func watch(ctx context.Context, o options, out io.Writer) error {
 		}
 		if first && len(todo) == 0 {
 			first = false
+			topics := 0
+			for _, ids := range wt.topics {
+				if len(ids) > 0 {
+					topics++
+				}
+			}
 			wt.emit(change{Kind: "watching", Detail: fmt.Sprintf("group %s: %d members, %d topics, %d claims",
-				c.paths.Group, len(wt.members), len(wt.topics), len(wt.owners))})
+				c.paths.Group, len(wt.members), topics, len(wt.owners))})
 		}
 		select {
 		case <-ctx.Done():
@@ -175,7 +181,7 @@ func (wt *watcher) refreshTopics(loud bool) error {
 	}
 	for _, t := range slices.Sorted(maps.Keys(wt.topics)) {
 		if !slices.Contains(names, t) {
-			if loud {
+			if loud && len(wt.topics[t]) > 0 {
 				wt.emit(change{Kind: "topic-removed", Topic: t, IDs: string(partitions.EncodeIDs(wt.topics[t]))})
 			}
 			delete(wt.topics, t)
@@ -204,20 +210,28 @@ func (wt *watcher) refreshTopic(topic string, loud bool) error {
 		return err
 	}
 	wt.arm(p, ch)
-	ids, err := partitions.DecodeIDs(data)
-	if err != nil {
+	ids, bad := partitions.DecodeIDs(data)
+	if bad != nil {
 		if loud {
-			wt.emit(change{Kind: "corrupt", Topic: topic, Detail: err.Error()})
+			wt.emit(change{Kind: "corrupt", Topic: topic, Detail: bad.Error()})
 		}
 		ids = nil
 	}
-	old, had := wt.topics[topic]
+	old := wt.topics[topic]
 	wt.topics[topic] = ids
 	if !loud {
 		return nil
 	}
-	if !had {
+	// A topic with no IDs (an emptied node, which members keep: see
+	// partitions.Read) is no topic of the set.
+	switch {
+	case len(old) == 0 && len(ids) == 0:
+		return nil
+	case len(old) == 0:
 		wt.emit(change{Kind: "topic-added", Topic: topic, IDs: string(partitions.EncodeIDs(ids))})
+		return nil
+	case len(ids) == 0 && bad == nil:
+		wt.emit(change{Kind: "topic-removed", Topic: topic, IDs: string(partitions.EncodeIDs(old))})
 		return nil
 	}
 	if added := partitions.Subtract(ids, old); len(added) > 0 {

@@ -239,9 +239,19 @@ func TestPartitionsRoundTrip(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("remove: exit %d: %s", code, errOut)
 	}
+	// audit, emptied, keeps its node with no data: it is no topic of the
+	// set for list and status.
 	_, out, _ = cli(t, context.Background(), "-servers", srv.Addr()+"/chroot", "-group", "parts", "partitions", "list")
 	if out != "events:0-4,10\n" {
 		t.Errorf("list after remove = %q, want %q", out, "events:0-4,10\n")
+	}
+	code, out, errOut = cli(t, context.Background(), append(base, "status")...)
+	var st groupStatus
+	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil {
+		t.Fatalf("status: exit %d, %v: %s%s", code, err, out, errOut)
+	}
+	if fmt.Sprint(st.Partitions) != "map[events:0-4,10]" || len(st.Corrupt) > 0 {
+		t.Errorf("status after remove: partitions %v, corrupt %v; want events:0-4,10 alone", st.Partitions, st.Corrupt)
 	}
 
 	// A member started on the same chroot sees the set the command wrote.
@@ -309,6 +319,17 @@ func TestWatchPrintsChanges(t *testing.T) {
 	}
 	waitFor("removed events:5")
 	waitFor("released m1 events:5")
+
+	// Emptied and filled again: its node stays, and watch says as much as
+	// when it was deleted and created.
+	if code, _, e := cli(t, context.Background(), append(base, "partitions", "remove", "audit:0")...); code != 0 {
+		t.Fatalf("remove: exit %d: %s", code, e)
+	}
+	waitFor("topic-removed audit:0")
+	if code, _, e := cli(t, context.Background(), append(base, "partitions", "add", "audit:1")...); code != 0 {
+		t.Fatalf("add: exit %d: %s", code, e)
+	}
+	waitFor("topic-added audit:1")
 
 	cancel()
 	select {
