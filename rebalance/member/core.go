@@ -472,7 +472,7 @@ func (c *Core) reconcile(reason string) {
 		pending, _ = diff(assigned, c.target)
 		c.keep = true
 	case c.keeping():
-		assigned, pending, tokens = c.snap.Assigned, c.snap.Pending, c.snap.tokens // a short blip: keep working
+		assigned, tokens, pending = c.kept(held) // a short blip: keep working
 		kept = true
 	default:
 		c.keep = false
@@ -520,6 +520,26 @@ func (c *Core) reconcile(reason string) {
 		c.log(slog.LevelDebug, "zkalloc: claims wanted", "want", len(want), "seq", c.desiredSeq)
 		c.ready.Desired = &claims.Desired{SessionID: c.st.SessionID, Reconnects: c.st.Reconnects, Seq: c.desiredSeq, Want: want}
 	}
+}
+
+// kept returns what the newest snapshot assigned that may be kept through
+// a blip, with its tokens, and what it left pending. Once the claims
+// actor has reported for the current connection (held is not nil), only
+// the claims it still holds are kept: one it names held by another
+// session, or vanished, or not at all, is revoked at once and goes back
+// to Pending, whether the connection was lost or not.
+func (c *Core) kept(held []Partition) (assigned []Partition, tokens []int64, pending []Partition) {
+	if held == nil {
+		return c.snap.Assigned, c.snap.tokens, c.snap.Pending
+	}
+	assigned = intersect(c.snap.Assigned, held)
+	if len(assigned) == len(c.snap.Assigned) {
+		return c.snap.Assigned, c.snap.tokens, c.snap.Pending
+	}
+	lost, _ := diff(assigned, c.snap.Assigned)
+	pending = append(slices.Clone(c.snap.Pending), lost...)
+	partitions.Sort(pending)
+	return assigned, c.tokensOf(assigned), pending
 }
 
 // heldNow returns the claims held in the current session epoch, or nil if
