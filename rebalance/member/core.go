@@ -97,6 +97,7 @@ type Core struct {
 
 	closing   bool      // Close was called: everything is revoked
 	closeBy   time.Time // when the drain ends, acked or not
+	closeIn   int64     // the session at Close, whose claims the drain keeps; 0 if none
 	closeLate bool      // the drain ran out of time
 
 	holders    map[Partition]holder // wanted claims another session holds, from the last Held of this session
@@ -315,7 +316,7 @@ func (c *Core) Close(reason string) {
 	if c.closing {
 		return
 	}
-	c.closing, c.closeBy = true, c.now.Add(c.cfg.ReleaseTimeout)
+	c.closing, c.closeBy, c.closeIn = true, c.now.Add(c.cfg.ReleaseTimeout), c.st.SessionID
 	if c.primed() {
 		c.publish(nil, nil, nil, c.snap.Generation, c.snap.Members, reason)
 	}
@@ -326,18 +327,36 @@ func (c *Core) Close(reason string) {
 // Drained reports whether a closing member may give up its claims: its
 // consumer has stopped every partition (it acked the Update that revoked
 // them, once delivered), ReleaseTimeout has passed since Close, or the
-// session is gone and the claims with it.
+// claims are gone (see claimsGone).
 func (c *Core) Drained() bool {
 	if !c.closing {
 		return false
 	}
 	switch {
-	case c.st.Status != session.Up && c.st.Status != session.Suspended:
+	case c.claimsGone():
 		return true
 	case !c.now.Before(c.closeBy):
 		return true
 	}
 	return c.ho.idle()
+}
+
+// claimsGone reports whether the session that held this member's claims
+// when Close was called has ended on the server, and its claims with it:
+// it expired or was replaced (Lost with Ended, or Up with another
+// session), the session actor closed it, or there was none. A lease that
+// ran out here (Lost without Ended) is not that: the server may still
+// hold the session and every claim, and let it resume.
+func (c *Core) claimsGone() bool {
+	switch {
+	case c.closeIn == 0 || c.st.Status == session.Closed:
+		return true
+	case c.st.SessionID != 0 && c.st.SessionID != c.closeIn:
+		return true // replaced: the reports of its end may have been skipped
+	case c.st.Status == session.Lost:
+		return c.st.Ended
+	}
+	return false
 }
 
 // step acts on what is due at c.now: a settled burst of changes, a

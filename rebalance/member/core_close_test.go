@@ -1,6 +1,7 @@
 package member
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -103,21 +104,91 @@ func TestCoreCloseBeforeAnyUpdateIsDrained(t *testing.T) {
 	}
 }
 
-// Once the session is gone, so are the claims: there is nothing left to
-// keep by waiting.
-func TestCoreCloseEndsWhenTheSessionIsLost(t *testing.T) {
+// Once the session has ended on the server, so have the claims: there is
+// nothing left to keep by waiting. A session the server closed, expired
+// or replaced has; one whose lease ran out here may not have.
+func TestCoreCloseEndsWhenTheSessionEnds(t *testing.T) {
 	t.Parallel()
-	h := newCore(t, "a", rebalance.RoundRobin, coreOptions{grace: time.Hour})
-	h.alone(0)
-	h.close()
-	h.next()
-	h.session(session.Suspended, 1, 1)
-	if h.c.Drained() {
-		t.Fatal("drained while suspended: the session, and its claims, may still be alive")
+	tests := []struct {
+		name string
+		st   session.State
+	}{
+		{"expired", session.State{Status: session.Lost, SessionID: 1, Reconnects: 1, Ended: true}},
+		{"closed", session.State{Status: session.Closed}},
+		{"replaced", session.State{Status: session.Up, SessionID: 2, Reconnects: 2}},
 	}
-	h.session(session.Lost, 1, 1)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newCore(t, "a", rebalance.RoundRobin, coreOptions{grace: time.Hour})
+			h.alone(0)
+			h.close()
+			h.next()
+			h.session(session.Suspended, 1, 1)
+			if h.c.Drained() {
+				t.Fatal("drained while suspended: the session, and its claims, may still be alive")
+			}
+			h.c.Session(tt.st)
+			h.drain()
+			if !h.c.Drained() {
+				t.Fatalf("not drained once the session is %s", tt.name)
+			}
+		})
+	}
+}
+
+// A lease that ran out here is not a session that ended: the server may
+// still hold the session and every claim, and let it resume. Close (or a
+// fatal stop) then still waits for the consumer's ack, or for the drain's
+// bound, before the claims are given up. Before, Lost counted as "claims
+// gone", and the claims went before the consumer had stopped.
+func TestCoreCloseAfterALostLeaseStillDrains(t *testing.T) {
+	t.Parallel()
+	const rt = 10 * time.Second
+	for _, acked := range []bool{true, false} {
+		t.Run(fmt.Sprintf("acked=%v", acked), func(t *testing.T) {
+			t.Parallel()
+			h := newCore(t, "a", rebalance.RoundRobin, coreOptions{releaseTimeout: rt})
+			h.alone(0)
+			h.session(session.Lost, 1, 1) // the lease ran out; Ended is not set
+			lost := h.next()
+			if len(lost.Assigned) != 0 {
+				t.Fatalf("on Lost: %+v, want everything revoked", lost)
+			}
+			h.close()
+			if h.c.Drained() {
+				t.Fatal("drained at once after a lost lease: the consumer has not acked the revocation")
+			}
+			if h.wake.IsZero() {
+				t.Fatal("no wake-up for the drain's bound")
+			}
+			if acked {
+				h.ack(lost)
+				if !h.c.Drained() {
+					t.Fatal("not drained once the consumer acked everything")
+				}
+				return
+			}
+			h.advance(rt - time.Nanosecond)
+			if h.c.Drained() {
+				t.Fatal("drained before the drain's bound without an ack")
+			}
+			h.advance(time.Nanosecond)
+			if !h.c.Drained() {
+				t.Fatal("not drained at the drain's bound")
+			}
+		})
+	}
+}
+
+// With no session ever, there are no claims to keep.
+func TestCoreCloseWithoutASessionIsDrained(t *testing.T) {
+	t.Parallel()
+	h := newCore(t, "a", rebalance.RoundRobin, coreOptions{})
+	h.session(session.Connecting, 0, 0)
+	h.close()
 	if !h.c.Drained() {
-		t.Fatal("not drained once the session is lost")
+		t.Fatal("not drained with no session ever")
 	}
 }
 
