@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/zkalloc/zkalloc/claims"
@@ -23,7 +24,10 @@ type Config struct {
 	// after its first change. 0 computes at once.
 	Settle time.Duration
 	// ReleaseTimeout is how long a revoked partition waits for the
-	// consumer's ack before its claim is released anyway.
+	// consumer's ack, from when the consumer received the Update that
+	// revoked it, before its claim is released anyway; a revocation the
+	// consumer does not receive waits undeliveredFactor × ReleaseTimeout
+	// from its publication (see handoff).
 	ReleaseTimeout time.Duration
 	// Grace is how long assigned partitions are kept after the connection
 	// is lost, hoping it comes back; 0 revokes them at once. However long,
@@ -48,9 +52,10 @@ type Config struct {
 //
 // Hand-off: a partition is listed in Assigned only once this member holds
 // its claim; a partition that moves away is listed in Revoked and its
-// claim is kept until the consumer acks (or ReleaseTimeout passes), and
-// only then can the next owner claim it. Partitions that do not move are
-// never interrupted.
+// claim is kept until the consumer acks (or ReleaseTimeout passes after
+// the consumer received the revocation; see handoff for one it never
+// receives), and only then can the next owner claim it. Partitions that
+// do not move are never interrupted.
 //
 // Session policy: when the connection is lost everything is revoked, at
 // once or after Grace, and always when the session reports Lost (before
@@ -95,10 +100,12 @@ type Core struct {
 	judgedIn   int64       // the session it was made in
 	wantSince  []uint64    // wantSince[i]: the Desired.Seq since which lastWant[i] has been wanted
 
-	closing   bool      // Close was called: everything is revoked
-	closeBy   time.Time // when the drain ends, acked or not
-	closeIn   int64     // the session at Close, whose claims the drain keeps; 0 if none
-	closeLate bool      // the drain ran out of time
+	closing    bool      // Close was called: everything is revoked
+	closeAt    time.Time // when
+	closeBy    time.Time // when the drain ends, acked or not (see handoff.drainBy)
+	closeBound bound     // the bound that ends it then
+	closeIn    int64     // the session at Close, whose claims the drain keeps; 0 if none
+	closeLate  bool      // the drain ran out of time
 
 	holders    map[Partition]holder // wanted claims another session holds, from the last Held of this session
 	holdersGen uint64
@@ -272,14 +279,16 @@ func (c *Core) Ack(seq uint64) {
 	if c.ho.ack(seq) {
 		c.reconcile("consumer acked")
 	}
+	c.drainBy()
 	c.step()
 }
 
 // Delivered takes that the consumer received u, a published Update.
 func (c *Core) Delivered(u Update) {
-	if c.ho.delivered(u.seq, u.Assigned) {
-		c.reconcile("consumer acked")
+	if c.ho.delivered(u.seq, u.Assigned, c.now) {
+		c.reconcile("consumer received a revocation")
 	}
+	c.drainBy()
 	c.step()
 }
 
@@ -316,18 +325,35 @@ func (c *Core) Close(reason string) {
 	if c.closing {
 		return
 	}
-	c.closing, c.closeBy, c.closeIn = true, c.now.Add(c.cfg.ReleaseTimeout), c.st.SessionID
+	c.closing, c.closeAt, c.closeIn = true, c.now, c.st.SessionID
 	if c.primed() {
 		c.publish(nil, nil, nil, c.snap.Generation, c.snap.Members, reason)
 	}
+	c.drainBy()
 	c.releaseAt, c.graceAt = time.Time{}, time.Time{}
 	c.settle.done()
 }
 
+// drainBy sets when a closing member's drain ends without an ack: as the
+// hand-off releases a revoked partition (see handoff), when the last
+// partition in use would be released. The final Update revokes
+// everything, so that is ReleaseTimeout after the consumer receives it,
+// or undeliveredFactor × ReleaseTimeout after Close if it never does;
+// earlier for partitions an Update received before Close revoked
+// already. It only moves on a delivery (or an ack, which can only end
+// the drain sooner), so Close stays bounded.
+func (c *Core) drainBy() {
+	if c.closing {
+		c.closeBy, c.closeBound = c.ho.drainBy()
+	}
+}
+
 // Drained reports whether a closing member may give up its claims: its
 // consumer has stopped every partition (it acked the Update that revoked
-// them, once delivered), ReleaseTimeout has passed since Close, or the
-// claims are gone (see claimsGone).
+// them, once delivered), the drain's bound has passed (ReleaseTimeout
+// after the consumer received the final Update, undeliveredFactor ×
+// ReleaseTimeout after Close if it did not), or the claims are gone (see
+// claimsGone).
 func (c *Core) Drained() bool {
 	if !c.closing {
 		return false
@@ -363,9 +389,13 @@ func (c *Core) claimsGone() bool {
 // release timeout, the end of the grace period.
 func (c *Core) step() {
 	if c.closing {
-		if !c.now.Before(c.closeBy) && !c.ho.idle() && !c.closeLate {
+		if !c.now.Before(c.closeBy) && !c.ho.idle() && !c.closeLate && !c.claimsGone() {
 			c.closeLate = true
-			c.log(slog.LevelWarn, "zkalloc: consumer did not ack the final Update within ReleaseTimeout; closing anyway", "timeout", c.cfg.ReleaseTimeout)
+			msg := "zkalloc: consumer did not ack the final Update within ReleaseTimeout of receiving it; closing anyway, and its partitions go to other members while it may still work on them"
+			if c.closeBound == undelivered {
+				msg = "zkalloc: consumer did not receive the final Update; closing anyway, and its partitions go to other members while it may still work on them"
+			}
+			c.log(slog.LevelError, msg, "bound", c.closeBound.String(), "releaseTimeout", c.cfg.ReleaseTimeout, "sinceClose", c.now.Sub(c.closeAt))
 		}
 		return
 	}
@@ -520,14 +550,12 @@ func (c *Core) reconcile(reason string) {
 		partitions.Sort(want)
 		c.releaseAt = time.Time{} // due again from the hand-off once the claims are known
 	} else {
-		var timedOut []Partition
-		want, timedOut, c.releaseAt = c.ho.want(c.target, held, c.snap.Assigned, c.now)
+		var forced []forcedRelease
+		want, forced, c.releaseAt = c.ho.want(c.target, held, c.snap.Assigned, c.now)
 		if held != nil {
 			c.judged, c.judgedIn = want, c.st.SessionID
 		}
-		for _, p := range timedOut {
-			c.log(slog.LevelWarn, "zkalloc: consumer did not ack a revocation within ReleaseTimeout; releasing the partition anyway", "partition", p.String(), "timeout", c.cfg.ReleaseTimeout)
-		}
+		c.logForced(forced)
 	}
 	if c.firstSeq == 0 || !slices.Equal(want, c.lastWant) {
 		c.desiredSeq++
@@ -559,6 +587,50 @@ func (c *Core) kept(held []Partition) (assigned []Partition, tokens []int64, pen
 	pending = append(slices.Clone(c.snap.Pending), lost...)
 	partitions.Sort(pending)
 	return assigned, c.tokensOf(assigned), pending
+}
+
+// logForced logs, at ERROR, the revoked partitions released without an
+// ack: one record for each bound, naming the partitions (the first
+// maxNamed of them), how many, and the longest any waited.
+func (c *Core) logForced(forced []forcedRelease) {
+	for _, b := range []bound{afterDelivery, undelivered} {
+		var ps []Partition
+		var after time.Duration
+		for _, f := range forced {
+			if f.bound == b {
+				ps = append(ps, f.p)
+				after = max(after, f.after)
+			}
+		}
+		if len(ps) == 0 {
+			continue
+		}
+		msg := "zkalloc: consumer did not ack a revocation within ReleaseTimeout of receiving it; releasing the partitions anyway, and another member may start them while this consumer still works on them"
+		if b == undelivered {
+			msg = "zkalloc: consumer did not receive a revocation; releasing the partitions anyway, and another member may start them while this consumer still works on them"
+		}
+		c.log(slog.LevelError, msg, "partitions", named(ps), "count", len(ps), "bound", b.String(), "after", after, "releaseTimeout", c.cfg.ReleaseTimeout)
+	}
+}
+
+// maxNamed is how many partitions a log record names.
+const maxNamed = 10
+
+// named returns the first maxNamed of ps, comma-separated, and how many
+// more there are.
+func named(ps []Partition) string {
+	var b strings.Builder
+	for i, p := range ps {
+		if i == maxNamed {
+			fmt.Fprintf(&b, " and %d more", len(ps)-maxNamed)
+			break
+		}
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(p.String())
+	}
+	return b.String()
 }
 
 // heldNow returns the claims held in the current session epoch, or nil if
@@ -623,5 +695,6 @@ func (c *Core) publish(assigned []Partition, tokens []int64, pending []Partition
 		tokens:     tokens,
 	}
 	c.snap = u
+	c.ho.published(assigned, c.now)
 	c.ready.Publish = &u
 }

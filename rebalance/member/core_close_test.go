@@ -88,8 +88,68 @@ func TestCoreCloseDrainsAfterReleaseTimeout(t *testing.T) {
 		t.Fatal("drained before ReleaseTimeout without an ack")
 	}
 	h.advance(time.Nanosecond)
-	if !h.c.Drained() || !h.hasLog("did not ack the final Update") {
-		t.Fatalf("drained %v, logs %v; want drained and the late ack logged", h.c.Drained(), h.logs)
+	if _, ok := h.errorLog("did not ack the final Update"); !h.c.Drained() || !ok {
+		t.Fatalf("drained %v, logs %v; want drained and the late ack logged at ERROR", h.c.Drained(), h.logs)
+	}
+}
+
+// The drain's clock starts when the consumer receives the final Update,
+// as a hand-off's does: a consumer busy for longer than ReleaseTimeout
+// before it reads the final Update still gets ReleaseTimeout to stop.
+// One that never reads it is given undeliveredFactor × ReleaseTimeout
+// from Close, so that Close stays bounded. Before, the drain ended
+// ReleaseTimeout after Close, received or not.
+func TestCoreCloseDrainStartsAtDelivery(t *testing.T) {
+	t.Parallel()
+	const rt = 10 * time.Second
+	tests := []struct {
+		name     string
+		received time.Duration // after Close; 0: never
+		drained  time.Duration // after Close
+		log      string
+	}{
+		{"received late", rt + rt/2, rt + rt/2 + rt, "did not ack the final Update"},
+		{"received just before the undelivered bound", undeliveredFactor*rt - time.Second, undeliveredFactor*rt - time.Second + rt, "did not ack the final Update"},
+		{"never received", 0, undeliveredFactor * rt, "did not receive the final Update"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newCore(t, "a", rebalance.RoundRobin, coreOptions{releaseTimeout: rt})
+			h.ack(h.alone(0, 1))
+			h.close()
+			closed := h.now
+			if want := closed.Add(undeliveredFactor * rt); !h.wake.Equal(want) {
+				t.Fatalf("wake at %v, want the undelivered bound at %v", h.wake.Sub(t0), want.Sub(t0))
+			}
+			if tt.received != 0 {
+				h.advance(tt.received)
+				if h.c.Drained() {
+					t.Fatal("drained before the consumer received the final Update")
+				}
+				h.next()
+				if want := h.now.Add(rt); !h.wake.Equal(want) {
+					t.Fatalf("wake at %v after the delivery, want ReleaseTimeout after it, %v", h.wake.Sub(t0), want.Sub(t0))
+				}
+			}
+			h.advance(closed.Add(tt.drained - time.Nanosecond).Sub(h.now))
+			if h.c.Drained() {
+				t.Fatalf("drained %v after Close, want %v", h.now.Sub(closed), tt.drained)
+			}
+			if _, ok := h.errorLog("closing anyway"); ok {
+				t.Fatal("the forced end of the drain logged before it came")
+			}
+			h.advance(time.Nanosecond)
+			if !h.c.Drained() {
+				t.Fatalf("not drained %v after Close", tt.drained)
+			}
+			if _, ok := h.errorLog(tt.log); !ok {
+				t.Fatalf("logs %v, want %q at ERROR", h.logs, tt.log)
+			}
+			if !h.wake.IsZero() {
+				t.Errorf("wake at %v once drained", h.wake.Sub(t0))
+			}
+		})
 	}
 }
 
