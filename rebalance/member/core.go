@@ -107,6 +107,8 @@ type Core struct {
 	closeIn    int64     // the session at Close, whose claims the drain keeps; 0 if none
 	closeLate  bool      // the drain ran out of time
 
+	vanished map[Partition]uint64 // claims deleted from outside, their records not yet released (see vanished.go)
+
 	holders    map[Partition]holder // wanted claims another session holds, from the last Held of this session
 	holdersGen uint64
 	holdersDue bool      // the last Held's holders are still to be taken
@@ -215,6 +217,7 @@ func (c *Core) Session(st session.State) {
 		}
 		if st.SessionID != prev.SessionID {
 			c.holders, c.stuckAt, c.holdersDue = nil, time.Time{}, false // what the old session waited for
+			c.vanished = nil                                             // the old session's records ended with it
 		} else {
 			c.armStuck() // the granted timeout may have changed
 		}
@@ -268,6 +271,7 @@ func (c *Core) Parts(v partitions.View) {
 // Held takes the claims actor's report of the claims held.
 func (c *Core) Held(h claims.Held) {
 	c.held = h
+	c.noteVanished(h)
 	c.sampleHolders()
 	c.reconcile("claims changed")
 	c.step()
@@ -544,14 +548,15 @@ func (c *Core) reconcile(reason string) {
 		return
 	}
 	var want []Partition
+	target := c.wantable()
 	if held == nil && c.judgedIn == c.st.SessionID {
-		added, _ := diff(c.judged, c.target)
+		added, _ := diff(c.judged, target)
 		want = append(slices.Clone(c.judged), added...)
 		partitions.Sort(want)
 		c.releaseAt = time.Time{} // due again from the hand-off once the claims are known
 	} else {
 		var forced []forcedRelease
-		want, forced, c.releaseAt = c.ho.want(c.target, held, c.snap.Assigned, c.now)
+		want, forced, c.releaseAt = c.ho.want(target, c.withVanished(held), c.snap.Assigned, c.now)
 		if held != nil {
 			c.judged, c.judgedIn = want, c.st.SessionID
 		}
@@ -567,6 +572,7 @@ func (c *Core) reconcile(reason string) {
 		c.log(slog.LevelDebug, "zkalloc: claims wanted", "want", len(want), "seq", c.desiredSeq)
 		c.ready.Desired = &claims.Desired{SessionID: c.st.SessionID, Reconnects: c.st.Reconnects, Seq: c.desiredSeq, Want: want}
 	}
+	c.dropVanished()
 }
 
 // kept returns what the newest snapshot assigned that may be kept through
