@@ -116,7 +116,10 @@ func (h *handoff) published(assigned []Partition, now time.Time) {
 // restamp brings unsent up to date with cur and pub: a revocation keeps
 // the time it was first published, a new one is stamped now.
 func (h *handoff) restamp(now time.Time) {
-	unsent, _ := diff(h.pub, h.cur) // in cur, not in pub
+	unsent := minus(h.cur, h.pub)
+	if len(unsent) == 0 && len(h.unsent) == 0 {
+		return
+	}
 	at := make([]time.Time, len(unsent))
 	i := 0 // both lists are sorted: walk them together
 	for j, p := range unsent {
@@ -258,6 +261,21 @@ func (h *handoff) drainBy() (last time.Time, b bound) {
 		}
 	}
 	return last, b
+}
+
+// minus returns the partitions of sorted a that are not in sorted b.
+func minus(a, b []Partition) []Partition {
+	var out []Partition
+	j := 0
+	for _, p := range a {
+		for j < len(b) && partitions.Compare(b[j], p) < 0 {
+			j++
+		}
+		if j == len(b) || partitions.Compare(b[j], p) != 0 {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // intersect returns the partitions in both sorted lists.
