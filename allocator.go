@@ -306,15 +306,20 @@ func (a *Allocator) translate(err error) error {
 // Close hands this member's partitions over and leaves the group. It
 // publishes a final Update that revokes every partition (Current shows
 // nothing assigned from then on) and waits until the consumer has acked
-// it, for at most ReleaseTimeout, keeping the claims meanwhile so that no
-// other member starts a partition this consumer is still stopping. Then
-// it closes the ZooKeeper session (the server deletes this member's nodes
-// at once, so the others take over without waiting for a timeout), and
-// returns when every goroutine of the allocator has exited and Updates is
-// closed. So call Close while the consumer still reads Updates, from
-// another goroutine, and let the consumer stop its partitions and Ack the
-// final Update as it does any other; a consumer that has stopped reading
-// costs Close the whole ReleaseTimeout. A fatal error ends the same way.
+// it, for at most ReleaseTimeout after the consumer receives it (twice
+// ReleaseTimeout after Close if it never does), keeping the claims
+// meanwhile so that no other member starts a partition this consumer is
+// still stopping. Then it closes the ZooKeeper session (the server
+// deletes this member's nodes at once, so the others take over without
+// waiting for a timeout), and returns when every goroutine of the
+// allocator has exited and Updates is closed. So call Close while the
+// consumer still reads Updates, from another goroutine, and let the
+// consumer stop its partitions and Ack the final Update as it does any
+// other; a consumer that has stopped reading costs Close twice
+// ReleaseTimeout. A fatal error ends the same way, and so does a Close
+// after the session's lease ran out (the server may still hold the
+// session); only a session that ended on the server ends the wait at
+// once.
 //
 // Close returns the error that stopped the allocator, if one did before
 // Close. Calling it again returns the same.

@@ -70,7 +70,7 @@ type Config struct {
 	// consumed. Start refuses to join a group whose members run another
 	// ([ErrStrategyMismatch]); a member that, despite that, has waited for
 	// another's claims longer than a hand-off can take (5 × Settle +
-	// ReleaseTimeout + the session timeout granted + 10 s) logs who holds
+	// 3 × ReleaseTimeout + the session timeout granted + 10 s) logs who holds
 	// them, as an error naming both strategies when they differ.
 	Strategy rebalance.Strategy
 	// SessionTimeout is the ZooKeeper session timeout asked for; default
@@ -83,9 +83,14 @@ type Config struct {
 	// cut short at five times Settle. Default 0: recompute at once.
 	Settle time.Duration
 	// ReleaseTimeout bounds how long a revoked partition waits for the
-	// consumer's [Update.Ack] before it is handed on anyway (with a logged
-	// warning: the consumer may still be working on it); default
-	// [DefaultReleaseTimeout].
+	// consumer's [Update.Ack], counted from when the consumer receives
+	// the Update that revokes it from [Allocator.Updates], before it is
+	// handed on anyway (logged as an error: the consumer may still be
+	// working on it); default [DefaultReleaseTimeout]. A revocation the
+	// consumer has not received is handed on twice ReleaseTimeout after
+	// it was published, so a consumer that stops reading cannot stall
+	// the group: a revoked partition is kept at most three times
+	// ReleaseTimeout. Close's final Update is bounded the same way.
 	ReleaseTimeout time.Duration
 	// DisconnectGrace keeps the assigned partitions for up to this long
 	// after the connection to ZooKeeper is lost, so that a short network

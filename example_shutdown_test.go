@@ -22,7 +22,7 @@ import (
 //
 // Mistakes this avoids: acking before the workers have stopped (two
 // consumers run a partition at once); stopping reading Updates before
-// Close returns (Close then waits the whole ReleaseTimeout for an ack
+// Close returns (Close then waits twice ReleaseTimeout for an ack
 // that never comes); and stopping the workers one after the other when
 // each takes a while (stop them together, and keep the total well under
 // ReleaseTimeout, after which the partitions move anyway).

@@ -36,9 +36,10 @@ func Example() {
 	}
 
 	// Shut down from another goroutine: Close publishes a final Update
-	// revoking everything and waits (at most ReleaseTimeout) for the loop
-	// below to stop those partitions and Ack it, so that no other member
-	// starts one before this one has stopped it.
+	// revoking everything and waits (at most ReleaseTimeout once the loop
+	// has received it) for the loop below to stop those partitions and
+	// Ack it, so that no other member starts one before this one has
+	// stopped it.
 	sig, stopSig := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stopSig()
 	go func() {

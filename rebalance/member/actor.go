@@ -152,8 +152,9 @@ func (a *Actor[U]) Current() (U, bool) {
 
 // Run publishes updates until ctx is cancelled. Then it drains: it
 // publishes an Update revoking everything and returns once the consumer
-// has acked it, ReleaseTimeout has passed, or the session is gone, so that
-// the claims, which go with the session, are kept until the consumer has
+// has acked it, the drain's bound has passed, or the session has ended on
+// the server (not merely its lease here: see [Core.Drained]), so that the
+// claims, which go with the session, are kept until the consumer has
 // stopped. It returns nil.
 //
 // The strategy runs in a goroutine of its own, one run at a time, so that

@@ -345,6 +345,47 @@ func TestActorReleaseTimeout(t *testing.T) {
 	}
 }
 
+// The release timeout of a revocation starts when the consumer receives
+// it from Updates, at the actor's clock, not when it is published.
+func TestActorReleaseTimeoutStartsWhenReceived(t *testing.T) {
+	t.Parallel()
+	const rt = 10 * time.Second
+	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true, releaseTimeout: rt})
+	settled(t, h, []string{"a"}, 2).Ack()
+	view := membership.View{Members: []string{"a", "b"}, Zxid: 4, SessionID: 1, Reconnects: 1}
+	h.sendMembers(view)
+	if u := h.current(4); !slices.Equal(u.Revoked, actortest.Parts("t", 1)) {
+		t.Fatalf("after b joined: %+v", u)
+	}
+	noDesired := func(why string) {
+		t.Helper()
+		h.sendMembers(view) // a round trip: the actor has handled what came before
+		if d, ok := h.desired.Take(); ok {
+			t.Fatalf("Desired %v %s", d.Want, why)
+		}
+	}
+	if err := h.clock.WaitTimers(h.ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(rt + rt/2) // the consumer is busy
+	// The release is still armed: it was not due (before, it fired at
+	// ReleaseTimeout and nothing was armed after it).
+	if err := h.clock.WaitTimers(h.ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	noDesired("ReleaseTimeout after publication: the consumer has not received the revocation")
+	if u := h.next(); !slices.Equal(u.Revoked, actortest.Parts("t", 1)) {
+		t.Fatalf("received %+v, want t:1 revoked", u)
+	}
+	h.sendMembers(view) // the delivery is taken
+	h.clock.Advance(rt - time.Nanosecond)
+	noDesired("before ReleaseTimeout after the consumer received the revocation")
+	h.clock.Advance(time.Nanosecond)
+	if d := h.nextDesired(); !slices.Equal(d.Want, actortest.Parts("t", 0)) {
+		t.Fatalf("Desired after the release timeout = %v, want [t:0]", d.Want)
+	}
+}
+
 // An Update taken from Current and acked before Updates delivers it acks
 // it all the same: its revoked claims are released once it is delivered,
 // not ReleaseTimeout later. (Before, the ack found nothing to release, as
@@ -446,13 +487,15 @@ func TestActorPassesStuckReports(t *testing.T) {
 	if err := h.clock.WaitTimers(h.ctx, 1); err != nil {
 		t.Fatal("the stuck report's wake-up was never armed")
 	}
-	h.clock.Advance(rt + granted + member.StuckMargin)
+	// The longest hand-off: 3 × ReleaseTimeout (see member.stuckAfter).
+	after := 3*rt + granted + member.StuckMargin
+	h.clock.Advance(after)
 	select {
 	case <-h.stuck.Changed():
 	case <-h.ctx.Done():
 		t.Fatal("no stuck report")
 	}
-	want := []claims.Stuck{{Session: 7, Parts: t0, HeldFor: rt + granted + member.StuckMargin}}
+	want := []claims.Stuck{{Session: 7, Parts: t0, HeldFor: after}}
 	if got := h.stuck.Take(); !reflect.DeepEqual(got, want) {
 		t.Errorf("reports %+v, want %+v", got, want)
 	}

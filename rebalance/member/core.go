@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/zkalloc/zkalloc/claims"
@@ -23,7 +24,10 @@ type Config struct {
 	// after its first change. 0 computes at once.
 	Settle time.Duration
 	// ReleaseTimeout is how long a revoked partition waits for the
-	// consumer's ack before its claim is released anyway.
+	// consumer's ack, from when the consumer received the Update that
+	// revoked it, before its claim is released anyway; a revocation the
+	// consumer does not receive waits undeliveredFactor × ReleaseTimeout
+	// from its publication (see handoff).
 	ReleaseTimeout time.Duration
 	// Grace is how long assigned partitions are kept after the connection
 	// is lost, hoping it comes back; 0 revokes them at once. However long,
@@ -48,9 +52,10 @@ type Config struct {
 //
 // Hand-off: a partition is listed in Assigned only once this member holds
 // its claim; a partition that moves away is listed in Revoked and its
-// claim is kept until the consumer acks (or ReleaseTimeout passes), and
-// only then can the next owner claim it. Partitions that do not move are
-// never interrupted.
+// claim is kept until the consumer acks (or ReleaseTimeout passes after
+// the consumer received the revocation; see handoff for one it never
+// receives), and only then can the next owner claim it. Partitions that
+// do not move are never interrupted.
 //
 // Session policy: when the connection is lost everything is revoked, at
 // once or after Grace, and always when the session reports Lost (before
@@ -95,9 +100,14 @@ type Core struct {
 	judgedIn   int64       // the session it was made in
 	wantSince  []uint64    // wantSince[i]: the Desired.Seq since which lastWant[i] has been wanted
 
-	closing   bool      // Close was called: everything is revoked
-	closeBy   time.Time // when the drain ends, acked or not
-	closeLate bool      // the drain ran out of time
+	closing    bool      // Close was called: everything is revoked
+	closeAt    time.Time // when
+	closeBy    time.Time // when the drain ends, acked or not (see handoff.drainBy)
+	closeBound bound     // the bound that ends it then
+	closeIn    int64     // the session at Close, whose claims the drain keeps; 0 if none
+	closeLate  bool      // the drain ran out of time
+
+	vanished map[Partition]uint64 // claims deleted from outside, their records not yet released (see vanished.go)
 
 	holders    map[Partition]holder // wanted claims another session holds, from the last Held of this session
 	holdersGen uint64
@@ -207,6 +217,7 @@ func (c *Core) Session(st session.State) {
 		}
 		if st.SessionID != prev.SessionID {
 			c.holders, c.stuckAt, c.holdersDue = nil, time.Time{}, false // what the old session waited for
+			c.vanished = nil                                             // the old session's records ended with it
 		} else {
 			c.armStuck() // the granted timeout may have changed
 		}
@@ -260,6 +271,7 @@ func (c *Core) Parts(v partitions.View) {
 // Held takes the claims actor's report of the claims held.
 func (c *Core) Held(h claims.Held) {
 	c.held = h
+	c.noteVanished(h)
 	c.sampleHolders()
 	c.reconcile("claims changed")
 	c.step()
@@ -271,14 +283,16 @@ func (c *Core) Ack(seq uint64) {
 	if c.ho.ack(seq) {
 		c.reconcile("consumer acked")
 	}
+	c.drainBy()
 	c.step()
 }
 
 // Delivered takes that the consumer received u, a published Update.
 func (c *Core) Delivered(u Update) {
-	if c.ho.delivered(u.seq, u.Assigned) {
-		c.reconcile("consumer acked")
+	if c.ho.delivered(u.seq, u.Assigned, c.now) {
+		c.reconcile("consumer received a revocation")
 	}
+	c.drainBy()
 	c.step()
 }
 
@@ -308,46 +322,11 @@ func (c *Core) Computed(job Job, mine []Partition, err error) {
 	c.step()
 }
 
-// Close starts the drain that ends a member: an Update revokes every
-// partition, and nothing is assigned or claimed any more. The claims stay
-// until [Core.Drained].
-func (c *Core) Close(reason string) {
-	if c.closing {
-		return
-	}
-	c.closing, c.closeBy = true, c.now.Add(c.cfg.ReleaseTimeout)
-	if c.primed() {
-		c.publish(nil, nil, nil, c.snap.Generation, c.snap.Members, reason)
-	}
-	c.releaseAt, c.graceAt = time.Time{}, time.Time{}
-	c.settle.done()
-}
-
-// Drained reports whether a closing member may give up its claims: its
-// consumer has stopped every partition (it acked the Update that revoked
-// them, once delivered), ReleaseTimeout has passed since Close, or the
-// session is gone and the claims with it.
-func (c *Core) Drained() bool {
-	if !c.closing {
-		return false
-	}
-	switch {
-	case c.st.Status != session.Up && c.st.Status != session.Suspended:
-		return true
-	case !c.now.Before(c.closeBy):
-		return true
-	}
-	return c.ho.idle()
-}
-
 // step acts on what is due at c.now: a settled burst of changes, a
 // release timeout, the end of the grace period.
 func (c *Core) step() {
 	if c.closing {
-		if !c.now.Before(c.closeBy) && !c.ho.idle() && !c.closeLate {
-			c.closeLate = true
-			c.log(slog.LevelWarn, "zkalloc: consumer did not ack the final Update within ReleaseTimeout; closing anyway", "timeout", c.cfg.ReleaseTimeout)
-		}
+		c.stepDrain()
 		return
 	}
 	if c.settle.ready(c.now) {
@@ -472,7 +451,7 @@ func (c *Core) reconcile(reason string) {
 		pending, _ = diff(assigned, c.target)
 		c.keep = true
 	case c.keeping():
-		assigned, pending, tokens = c.snap.Assigned, c.snap.Pending, c.snap.tokens // a short blip: keep working
+		assigned, tokens, pending = c.kept(held) // a short blip: keep working
 		kept = true
 	default:
 		c.keep = false
@@ -495,20 +474,19 @@ func (c *Core) reconcile(reason string) {
 		return
 	}
 	var want []Partition
+	target := c.wantable()
 	if held == nil && c.judgedIn == c.st.SessionID {
-		added, _ := diff(c.judged, c.target)
+		added, _ := diff(c.judged, target)
 		want = append(slices.Clone(c.judged), added...)
 		partitions.Sort(want)
 		c.releaseAt = time.Time{} // due again from the hand-off once the claims are known
 	} else {
-		var timedOut []Partition
-		want, timedOut, c.releaseAt = c.ho.want(c.target, held, c.snap.Assigned, c.now)
+		var forced []forcedRelease
+		want, forced, c.releaseAt = c.ho.want(target, c.withVanished(held), c.snap.Assigned, c.now)
 		if held != nil {
 			c.judged, c.judgedIn = want, c.st.SessionID
 		}
-		for _, p := range timedOut {
-			c.log(slog.LevelWarn, "zkalloc: consumer did not ack a revocation within ReleaseTimeout; releasing the partition anyway", "partition", p.String(), "timeout", c.cfg.ReleaseTimeout)
-		}
+		c.logForced(forced)
 	}
 	if c.firstSeq == 0 || !slices.Equal(want, c.lastWant) {
 		c.desiredSeq++
@@ -520,6 +498,71 @@ func (c *Core) reconcile(reason string) {
 		c.log(slog.LevelDebug, "zkalloc: claims wanted", "want", len(want), "seq", c.desiredSeq)
 		c.ready.Desired = &claims.Desired{SessionID: c.st.SessionID, Reconnects: c.st.Reconnects, Seq: c.desiredSeq, Want: want}
 	}
+	c.dropVanished()
+}
+
+// kept returns what the newest snapshot assigned that may be kept through
+// a blip, with its tokens, and what it left pending. Once the claims
+// actor has reported for the current connection (held is not nil), only
+// the claims it still holds are kept: one it names held by another
+// session, or vanished, or not at all, is revoked at once and goes back
+// to Pending, whether the connection was lost or not.
+func (c *Core) kept(held []Partition) (assigned []Partition, tokens []int64, pending []Partition) {
+	if held == nil {
+		return c.snap.Assigned, c.snap.tokens, c.snap.Pending
+	}
+	assigned = intersect(c.snap.Assigned, held)
+	if len(assigned) == len(c.snap.Assigned) {
+		return c.snap.Assigned, c.snap.tokens, c.snap.Pending
+	}
+	lost, _ := diff(assigned, c.snap.Assigned)
+	pending = append(slices.Clone(c.snap.Pending), lost...)
+	partitions.Sort(pending)
+	return assigned, c.tokensOf(assigned), pending
+}
+
+// logForced logs, at ERROR, the revoked partitions released without an
+// ack: one record for each bound, naming the partitions (the first
+// maxNamed of them), how many, and the longest any waited.
+func (c *Core) logForced(forced []forcedRelease) {
+	for _, b := range []bound{afterDelivery, undelivered} {
+		var ps []Partition
+		var after time.Duration
+		for _, f := range forced {
+			if f.bound == b {
+				ps = append(ps, f.p)
+				after = max(after, f.after)
+			}
+		}
+		if len(ps) == 0 {
+			continue
+		}
+		msg := "zkalloc: consumer did not ack a revocation within ReleaseTimeout of receiving it; releasing the partitions anyway, and another member may start them while this consumer still works on them"
+		if b == undelivered {
+			msg = "zkalloc: consumer did not receive a revocation; releasing the partitions anyway, and another member may start them while this consumer still works on them"
+		}
+		c.log(slog.LevelError, msg, "partitions", named(ps), "count", len(ps), "bound", b.String(), "after", after, "releaseTimeout", c.cfg.ReleaseTimeout)
+	}
+}
+
+// maxNamed is how many partitions a log record names.
+const maxNamed = 10
+
+// named returns the first maxNamed of ps, comma-separated, and how many
+// more there are.
+func named(ps []Partition) string {
+	var b strings.Builder
+	for i, p := range ps {
+		if i == maxNamed {
+			fmt.Fprintf(&b, " and %d more", len(ps)-maxNamed)
+			break
+		}
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(p.String())
+	}
+	return b.String()
 }
 
 // heldNow returns the claims held in the current session epoch, or nil if
@@ -584,5 +627,6 @@ func (c *Core) publish(assigned []Partition, tokens []int64, pending []Partition
 		tokens:     tokens,
 	}
 	c.snap = u
+	c.ho.published(assigned, c.now)
 	c.ready.Publish = &u
 }

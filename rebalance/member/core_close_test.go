@@ -1,6 +1,7 @@
 package member
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -87,8 +88,68 @@ func TestCoreCloseDrainsAfterReleaseTimeout(t *testing.T) {
 		t.Fatal("drained before ReleaseTimeout without an ack")
 	}
 	h.advance(time.Nanosecond)
-	if !h.c.Drained() || !h.hasLog("did not ack the final Update") {
-		t.Fatalf("drained %v, logs %v; want drained and the late ack logged", h.c.Drained(), h.logs)
+	if _, ok := h.errorLog("did not ack the final Update"); !h.c.Drained() || !ok {
+		t.Fatalf("drained %v, logs %v; want drained and the late ack logged at ERROR", h.c.Drained(), h.logs)
+	}
+}
+
+// The drain's clock starts when the consumer receives the final Update,
+// as a hand-off's does: a consumer busy for longer than ReleaseTimeout
+// before it reads the final Update still gets ReleaseTimeout to stop.
+// One that never reads it is given undeliveredFactor × ReleaseTimeout
+// from Close, so that Close stays bounded. Before, the drain ended
+// ReleaseTimeout after Close, received or not.
+func TestCoreCloseDrainStartsAtDelivery(t *testing.T) {
+	t.Parallel()
+	const rt = 10 * time.Second
+	tests := []struct {
+		name     string
+		received time.Duration // after Close; 0: never
+		drained  time.Duration // after Close
+		log      string
+	}{
+		{"received late", rt + rt/2, rt + rt/2 + rt, "did not ack the final Update"},
+		{"received just before the undelivered bound", undeliveredFactor*rt - time.Second, undeliveredFactor*rt - time.Second + rt, "did not ack the final Update"},
+		{"never received", 0, undeliveredFactor * rt, "did not receive the final Update"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newCore(t, "a", rebalance.RoundRobin, coreOptions{releaseTimeout: rt})
+			h.ack(h.alone(0, 1))
+			h.close()
+			closed := h.now
+			if want := closed.Add(undeliveredFactor * rt); !h.wake.Equal(want) {
+				t.Fatalf("wake at %v, want the undelivered bound at %v", h.wake.Sub(t0), want.Sub(t0))
+			}
+			if tt.received != 0 {
+				h.advance(tt.received)
+				if h.c.Drained() {
+					t.Fatal("drained before the consumer received the final Update")
+				}
+				h.next()
+				if want := h.now.Add(rt); !h.wake.Equal(want) {
+					t.Fatalf("wake at %v after the delivery, want ReleaseTimeout after it, %v", h.wake.Sub(t0), want.Sub(t0))
+				}
+			}
+			h.advance(closed.Add(tt.drained - time.Nanosecond).Sub(h.now))
+			if h.c.Drained() {
+				t.Fatalf("drained %v after Close, want %v", h.now.Sub(closed), tt.drained)
+			}
+			if _, ok := h.errorLog("closing anyway"); ok {
+				t.Fatal("the forced end of the drain logged before it came")
+			}
+			h.advance(time.Nanosecond)
+			if !h.c.Drained() {
+				t.Fatalf("not drained %v after Close", tt.drained)
+			}
+			if _, ok := h.errorLog(tt.log); !ok {
+				t.Fatalf("logs %v, want %q at ERROR", h.logs, tt.log)
+			}
+			if !h.wake.IsZero() {
+				t.Errorf("wake at %v once drained", h.wake.Sub(t0))
+			}
+		})
 	}
 }
 
@@ -103,21 +164,91 @@ func TestCoreCloseBeforeAnyUpdateIsDrained(t *testing.T) {
 	}
 }
 
-// Once the session is gone, so are the claims: there is nothing left to
-// keep by waiting.
-func TestCoreCloseEndsWhenTheSessionIsLost(t *testing.T) {
+// Once the session has ended on the server, so have the claims: there is
+// nothing left to keep by waiting. A session the server closed, expired
+// or replaced has; one whose lease ran out here may not have.
+func TestCoreCloseEndsWhenTheSessionEnds(t *testing.T) {
 	t.Parallel()
-	h := newCore(t, "a", rebalance.RoundRobin, coreOptions{grace: time.Hour})
-	h.alone(0)
-	h.close()
-	h.next()
-	h.session(session.Suspended, 1, 1)
-	if h.c.Drained() {
-		t.Fatal("drained while suspended: the session, and its claims, may still be alive")
+	tests := []struct {
+		name string
+		st   session.State
+	}{
+		{"expired", session.State{Status: session.Lost, SessionID: 1, Reconnects: 1, Ended: true}},
+		{"closed", session.State{Status: session.Closed}},
+		{"replaced", session.State{Status: session.Up, SessionID: 2, Reconnects: 2}},
 	}
-	h.session(session.Lost, 1, 1)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newCore(t, "a", rebalance.RoundRobin, coreOptions{grace: time.Hour})
+			h.alone(0)
+			h.close()
+			h.next()
+			h.session(session.Suspended, 1, 1)
+			if h.c.Drained() {
+				t.Fatal("drained while suspended: the session, and its claims, may still be alive")
+			}
+			h.c.Session(tt.st)
+			h.drain()
+			if !h.c.Drained() {
+				t.Fatalf("not drained once the session is %s", tt.name)
+			}
+		})
+	}
+}
+
+// A lease that ran out here is not a session that ended: the server may
+// still hold the session and every claim, and let it resume. Close (or a
+// fatal stop) then still waits for the consumer's ack, or for the drain's
+// bound, before the claims are given up. Before, Lost counted as "claims
+// gone", and the claims went before the consumer had stopped.
+func TestCoreCloseAfterALostLeaseStillDrains(t *testing.T) {
+	t.Parallel()
+	const rt = 10 * time.Second
+	for _, acked := range []bool{true, false} {
+		t.Run(fmt.Sprintf("acked=%v", acked), func(t *testing.T) {
+			t.Parallel()
+			h := newCore(t, "a", rebalance.RoundRobin, coreOptions{releaseTimeout: rt})
+			h.alone(0)
+			h.session(session.Lost, 1, 1) // the lease ran out; Ended is not set
+			lost := h.next()
+			if len(lost.Assigned) != 0 {
+				t.Fatalf("on Lost: %+v, want everything revoked", lost)
+			}
+			h.close()
+			if h.c.Drained() {
+				t.Fatal("drained at once after a lost lease: the consumer has not acked the revocation")
+			}
+			if h.wake.IsZero() {
+				t.Fatal("no wake-up for the drain's bound")
+			}
+			if acked {
+				h.ack(lost)
+				if !h.c.Drained() {
+					t.Fatal("not drained once the consumer acked everything")
+				}
+				return
+			}
+			h.advance(rt - time.Nanosecond)
+			if h.c.Drained() {
+				t.Fatal("drained before the drain's bound without an ack")
+			}
+			h.advance(time.Nanosecond)
+			if !h.c.Drained() {
+				t.Fatal("not drained at the drain's bound")
+			}
+		})
+	}
+}
+
+// With no session ever, there are no claims to keep.
+func TestCoreCloseWithoutASessionIsDrained(t *testing.T) {
+	t.Parallel()
+	h := newCore(t, "a", rebalance.RoundRobin, coreOptions{})
+	h.session(session.Connecting, 0, 0)
+	h.close()
 	if !h.c.Drained() {
-		t.Fatal("not drained once the session is lost")
+		t.Fatal("not drained with no session ever")
 	}
 }
 

@@ -37,10 +37,11 @@ func (h *core) takeStuck() []claims.Stuck {
 }
 
 // Wanted claims that other sessions hold for longer than a hand-off can
-// take (5 × Settle + ReleaseTimeout + the granted session timeout +
-// StuckMargin) are reported once for each holding session, when that is
-// due and not before; a claim handed over in time is not reported, and a
-// claim that passes to another holder is timed again. (Ported from the
+// take (5 × Settle + (undeliveredFactor + 1) × ReleaseTimeout + the
+// granted session timeout + StuckMargin) are reported once for each
+// holding session, when that is due and not before; a claim handed over
+// in time is not reported, and a claim that passes to another holder is
+// timed again. (Ported from the
 // claims actor, where the timer was: TestClaimsReportClaimsHeldTooLong,
 // TestClaimsStuckAfterTheGrantedTimeout.)
 func TestCoreStuckReport(t *testing.T) {
@@ -48,7 +49,7 @@ func TestCoreStuckReport(t *testing.T) {
 	h, d := stuckCore(t, granted)
 	ts := actortest.Parts("t", 0, 1, 2, 3)
 	h.hold(d, ts[3:], claims.Blocked{Partition: ts[0], Session: 7}, claims.Blocked{Partition: ts[1], Session: 7}, claims.Blocked{Partition: ts[2], Session: 8})
-	after := 5*time.Second + 5*time.Second + granted + StuckMargin
+	after := 5*time.Second + (undeliveredFactor+1)*5*time.Second + granted + StuckMargin
 	if want := h.now.Add(after); !h.wake.Equal(want) {
 		t.Fatalf("wake %v, want %v: stuckAfter from the held report", h.wake.Sub(t0), want.Sub(t0))
 	}
@@ -92,7 +93,7 @@ func TestCoreStuckReportWhileNoHeldComes(t *testing.T) {
 	h, d := stuckCore(t, granted)
 	ts := actortest.Parts("t", 0, 1, 2, 3)
 	h.hold(d, ts[1:], claims.Blocked{Partition: ts[0], Session: 7})
-	after := 5*time.Second + 5*time.Second + granted + StuckMargin
+	after := 5*time.Second + (undeliveredFactor+1)*5*time.Second + granted + StuckMargin
 
 	h.c.Session(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 1, Timeout: granted})
 	h.drain()
@@ -123,7 +124,7 @@ func TestCoreStuckReportOnlyWhileWanted(t *testing.T) {
 	if d := h.nextDesired(); len(d.Want) != 3 {
 		t.Fatalf("want %v, want t:0 dropped", d.Want)
 	}
-	after := 5*time.Second + 5*time.Second + granted + StuckMargin
+	after := 5*time.Second + (undeliveredFactor+1)*5*time.Second + granted + StuckMargin
 	h.advance(after - time.Second)
 	want := []claims.Stuck{{Session: 7, Parts: ts[1:2], HeldFor: after}}
 	if got := h.takeStuck(); !reflect.DeepEqual(got, want) {
@@ -154,7 +155,7 @@ func TestCoreStuckHoldersSampled(t *testing.T) {
 		t.Fatalf("wake %v, want %v: the second Held taken a holderSample after the first", h.wake.Sub(t0), want.Sub(t0))
 	}
 	h.advance(holderSample)
-	after := 5*time.Second + 5*time.Second + granted + StuckMargin
+	after := 5*time.Second + (undeliveredFactor+1)*5*time.Second + granted + StuckMargin
 	h.advance(after - holderSample)
 	if got := h.takeStuck(); len(got) != 0 {
 		t.Fatalf("reported %+v: session 7 no longer holds t:0, and 9 not for long enough", got)

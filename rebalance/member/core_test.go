@@ -442,9 +442,11 @@ func TestHandoffKeepsUnackedClaimsUntilClaimsReport(t *testing.T) {
 	tests := []struct {
 		name  string
 		grace time.Duration
+		lost  bool // the lease ran out (Lost without Ended) before the session resumed
 	}{
-		{"revoked on suspend", 0},
-		{"kept through the grace", time.Hour},
+		{"revoked on suspend", 0, false},
+		{"kept through the grace", time.Hour, false},
+		{"revoked when the lease ran out", time.Hour, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -453,7 +455,11 @@ func TestHandoffKeepsUnackedClaimsUntilClaimsReport(t *testing.T) {
 			h.ack(h.settled([]string{"a"}, 2))
 
 			h.session(session.Suspended, 1, 1)
-			if tt.grace == 0 {
+			if tt.lost {
+				h.none()
+				h.session(session.Lost, 1, 1)
+			}
+			if tt.grace == 0 || tt.lost {
 				if u := h.next(); len(u.Assigned) != 0 {
 					t.Fatalf("on suspend: %+v, want everything revoked", u)
 				}
@@ -470,7 +476,7 @@ func TestHandoffKeepsUnackedClaimsUntilClaimsReport(t *testing.T) {
 			if !eq(d.Want, actortest.Parts("t", 0, 1)) || d.SessionID != 1 || d.Reconnects != 2 {
 				t.Fatalf("Desired %+v before the claims report, want [t:0 t:1] in session 1, reconnection 2: t:1 is not acked", d)
 			}
-			if tt.grace == 0 {
+			if tt.grace == 0 || tt.lost {
 				if u := h.next(); u.Generation != 4 || len(u.Assigned) != 0 {
 					t.Fatalf("update %+v, want generation 4 with nothing assigned", u)
 				}

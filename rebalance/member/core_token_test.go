@@ -63,8 +63,8 @@ func TestCoreTokens(t *testing.T) {
 	}
 	wantTokens(t, u, map[Partition]int64{t0: 10, t1: 25})
 
-	// t:0's claim was deleted from outside and restored: the same
-	// assignment, published again with the new token.
+	// t:0's claim is reported with a new token (a claim created again):
+	// the same assignment, published again with the new token.
 	h.holdTokens(d, ts[:2], 30, 25)
 	u = h.next()
 	if len(u.Added) != 0 || len(u.Revoked) != 0 || !eq(u.Assigned, ts[:2]) {

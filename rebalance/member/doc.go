@@ -8,9 +8,12 @@
 // deliveries, the answer to a strategy run, and ticks carrying the time);
 // [Core.Ready] says what to do: an [Update] to publish, the claims to
 // hold, a strategy to run, when to tick next, and what to log. Debounce,
-// hand-off, the grace period, keeping partitions through a blip and
-// when to report claims another member keeps too long all live there, and its tests feed it events and look at what it asks,
-// with no goroutine and no timer.
+// hand-off (with its release bounds, from the consumer's receipt of a
+// revocation), the grace period, keeping partitions through a blip (only
+// those the claims report still holds), claims deleted from outside
+// (vanished.go), the drain on Close, and when to report claims another
+// member keeps too long all live there, and its tests feed it events and
+// look at what it asks, with no goroutine and no timer.
 //
 // [Actor] is the thin loop around it: it takes the inputs from the other
 // actors, runs the strategy the core asks for, keeps one timer for the

@@ -13,11 +13,13 @@ type Counters struct {
 	// the next owner can take it.
 	HandoffsStarted uint64
 	// HandoffsDone counts those whose claims were then given up, acked or
-	// after ReleaseTimeout. (A partition assigned back before its claim
-	// was given up ends its hand-off without counting here.)
+	// not. (A partition assigned back before its claim was given up ends
+	// its hand-off without counting here.)
 	HandoffsDone uint64
 	// ReleaseTimeouts counts revoked partitions released without the
-	// consumer's ack, after ReleaseTimeout.
+	// consumer's ack: ReleaseTimeout after the consumer received the
+	// revocation, or undeliveredFactor × ReleaseTimeout after its
+	// publication if it never did.
 	ReleaseTimeouts uint64
 	// StrategyErrors counts strategy runs that failed.
 	StrategyErrors uint64

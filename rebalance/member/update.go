@@ -40,9 +40,11 @@ type Update struct {
 // session's expiry) can then no longer overwrite its successor's work.
 //
 // If p's claim node is deleted from outside (by an operator) while this
-// member still owns p, the member creates it again within about a session
-// timeout: p keeps its place in Assigned, with the new claim's larger
-// token, in a new Update: take the token from the newest Update.
+// member still owns p, the member revokes p as soon as it notices (within
+// about a session timeout), keeps every other member off it until the
+// consumer has stopped it, and then claims it again: p is added again in
+// a later Update, with the new claim's larger token. Take the token from
+// the newest Update.
 func (u Update) Token(p Partition) (int64, bool) {
 	i, found := slices.BinarySearchFunc(u.Assigned, p, partitions.Compare)
 	if !found || i >= len(u.tokens) || u.tokens[i] == 0 {
