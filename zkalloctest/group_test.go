@@ -577,3 +577,24 @@ func TestTokensGrowWithEachOwner(t *testing.T) {
 		}
 	}
 }
+
+// A member whose session has ended has no claims to hand over: Close
+// returns without waiting for an ack, however long ReleaseTimeout is.
+func TestCloseAfterLostSessionEndsAtOnce(t *testing.T) {
+	g, ctx := newGroup(t, zkalloctest.Config{Partitions: ids("t", 4), ReleaseTimeout: time.Hour})
+	shared := newRunningOn(t, false)
+	a, ca := joinConsume(t, g, "a", shared)
+	converge(t, ctx, g)
+	ca.noAck.Store(true)
+	a.LoseSession()
+	closed := make(chan error, 1)
+	go func() { closed <- a.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("Close after LoseSession: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("Close after LoseSession waits for an ack the ended session cannot need")
+	}
+}

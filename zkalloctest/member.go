@@ -261,10 +261,17 @@ func (m *Member) LoseSession() {
 	// the session: no two members list a partition at once.
 	g.wait(context.Background(), func() bool { return m.stopping || len(m.published.Assigned) == 0 })
 	g.mu.Lock()
-	if m.st.SessionID == sid {
+	ended := m.st.SessionID == sid
+	if ended {
 		m.st.SessionID, m.st.Reconnects = 0, 0
 	}
 	g.expire(m, sid)
+	// Now the session has ended, not only its lease: say so, as the real
+	// session does once the server has expired it.
+	// (Set under the lock: a RegainSession must not be overtaken.)
+	if ended {
+		m.sess.Set(session.State{Status: session.Lost, SessionID: sid, Since: time.Now(), Ended: true})
+	}
 	g.mu.Unlock()
 }
 
