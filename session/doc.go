@@ -19,7 +19,11 @@
 //     sends every quarter of the session timeout, and the connect
 //     responses (see lease.go for the arithmetic). A session Lost by its
 //     lease whose syncs are answered again is Up again, as after a
-//     reconnection;
+//     reconnection. [State.Ended] tells the two kinds of Lost apart: set
+//     when the session has ended on the server (expired or replaced: its
+//     ephemeral nodes are gone), unset when only the lease ran out (the
+//     server may still hold them). A lease-Lost session later found
+//     ended is published again, Lost with Ended;
 //   - [Closed] when the session actor stops.
 //
 // Each subscriber reads states from its own latest-wins cell, so a slow

@@ -10,3 +10,15 @@ func InFlight(s *Session) int {
 
 // ClientPause is the client's pause before a new round of dials.
 const ClientPause = clientPause
+
+// Record makes s keep every state it publishes, in order, and returns a
+// function that returns them so far. Call it before Run.
+func Record(s *Session) func() []State {
+	r := &recorder{}
+	s.subs = append(s.subs, r)
+	return func() []State {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return append([]State(nil), r.states...)
+	}
+}

@@ -52,7 +52,7 @@ type Config struct {
 // ephemeral nodes at once, and waits for the client's goroutines.
 type Session struct {
 	cfg    Config
-	subs   []*actor.Latest[State]
+	subs   []stateSink
 	events eventQueue
 
 	contact   contact
@@ -104,6 +104,19 @@ func (s *Session) Subscribe() *actor.Latest[State] {
 	return l
 }
 
+// stateSink receives every state the session publishes; Set must not
+// block. An [actor.Latest] is one; tests add recorders.
+type stateSink interface{ Set(State) }
+
+// clientState is what the session reads of the client's own state: a
+// *zk.Conn, or a fake in tests.
+type clientState interface {
+	State() zk.State
+	SessionID() int64
+}
+
+var _ clientState = (*zk.Conn)(nil)
+
 // Credentials returns the ID and password of the session last granted by a
 // server. Tests use them to expire the session on purpose. Safe for
 // concurrent use.
@@ -144,7 +157,7 @@ func (s *Session) Run(ctx context.Context) error {
 		if s.authPending != nil && !waitDone(s.authPending, stopTimeout) {
 			s.cfg.Logger.Error("zkalloc: a ZooKeeper credentials request did not return; leaving it behind")
 		}
-		s.state.Status, s.state.Since = Closed, s.cfg.Clock.Now()
+		s.state.Status, s.state.Since, s.state.Ended = Closed, s.cfg.Clock.Now(), false
 		s.publish(s.state)
 	}()
 
@@ -200,12 +213,7 @@ func (s *Session) runLoop(ctx context.Context, client *zk.Conn, syncs *syncer) {
 			s.synced(r, client)
 			syncTimer.Reset(syncEvery(s.timeout()))
 		case <-leaseTimer.C():
-			if s.leaseLeft() > 0 || (s.state.Status != Up && s.state.Status != Suspended) {
-				break // renewed since the timer was set, or nothing to lose
-			}
-			s.cfg.Logger.Warn("zkalloc: the ZooKeeper leader has not been heard from within the session lease; treating the session as lost",
-				"session", fmt.Sprintf("%#x", s.state.SessionID), "leaseFrom", s.lease.anchor, "lastReply", s.state.LastReply)
-			s.transition(Lost, s.state.SessionID)
+			s.checkLease()
 		}
 		if s.state.Status == Up || s.state.Status == Suspended {
 			leaseTimer.Reset(s.leaseLeft())
@@ -215,20 +223,31 @@ func (s *Session) runLoop(ctx context.Context, client *zk.Conn, syncs *syncer) {
 	}
 }
 
+// checkLease reports the session Lost, but not ended, if its lease has
+// run out while it was Up or Suspended: the server may still hold it.
+func (s *Session) checkLease() {
+	if s.leaseLeft() > 0 || (s.state.Status != Up && s.state.Status != Suspended) {
+		return // renewed since the timer was set, or nothing to lose
+	}
+	s.cfg.Logger.Warn("zkalloc: the ZooKeeper leader has not been heard from within the session lease; treating the session as lost",
+		"session", fmt.Sprintf("%#x", s.state.SessionID), "leaseFrom", s.lease.anchor, "lastReply", s.state.LastReply)
+	s.transition(Lost, s.state.SessionID, false)
+}
+
 // synced renews the lease with the answer to a sync of the current
 // session. If the lease had run out while the session stayed up on this
 // connection, and the answers now show it alive on the leader, the session
 // is Up again: a new connection in the subscribers' eyes, which re-read
 // what they hold.
-func (s *Session) synced(r syncResult, client *zk.Conn) {
+func (s *Session) synced(r syncResult, client clientState) {
 	if r.err != nil || r.session == 0 || r.session != s.state.SessionID {
 		return
 	}
 	s.lease.synced(r.sent)
-	if s.state.Status == Lost && s.leaseLeft() > 0 && client.State() == zk.StateHasSession && client.SessionID() == r.session {
+	if s.state.Status == Lost && !s.state.Ended && s.leaseLeft() > 0 && client.State() == zk.StateHasSession && client.SessionID() == r.session {
 		s.cfg.Logger.Info("zkalloc: the ZooKeeper leader answers again within the session lease", "session", fmt.Sprintf("%#x", r.session))
 		s.state.Reconnects++
-		s.transition(Up, r.session)
+		s.transition(Up, r.session, false)
 	}
 }
 
@@ -371,44 +390,60 @@ func waitClosed(events <-chan zk.Event, d time.Duration) bool {
 
 // apply updates the state for one client event. Events are hints: the
 // session ID is read from the client, not from the event.
-func (s *Session) apply(ev zk.Event, client *zk.Conn) {
+func (s *Session) apply(ev zk.Event, client clientState) {
 	switch ev.State {
 	case zk.StateHasSession:
 		id := client.SessionID()
 		if id == 0 {
 			return // already gone again; a later event tells what happened
 		}
-		if s.state.SessionID != 0 && s.state.SessionID != id && s.state.Status != Lost {
-			s.transition(Lost, s.state.SessionID)
+		if s.state.SessionID != 0 && s.state.SessionID != id {
+			s.ended() // replaced: the server gave us a new session
 		}
 		if id != s.state.SessionID {
 			s.lease.reset()
 		}
 		s.lease.connected(s.contact.dialedAt())
 		s.state.Reconnects++
-		s.transition(Up, id)
+		s.transition(Up, id, false)
 	case zk.StateExpired:
-		if s.state.SessionID != 0 && s.state.Status != Lost {
-			s.transition(Lost, s.state.SessionID)
+		if s.state.SessionID != 0 {
+			s.ended()
 		}
 	case zk.StateDisconnected, zk.StateConnecting, zk.StateConnected, zk.StateAuthFailed:
 		if s.state.Status == Up {
-			s.transition(Suspended, s.state.SessionID)
+			s.transition(Suspended, s.state.SessionID, false)
 		}
 	}
 }
 
-func (s *Session) transition(to Status, id int64) {
+// ended reports the current session Lost and ended on the server, unless
+// that is already reported. A session whose lease ran out (Lost, not
+// ended) is reported again: that it has now ended is news to subscribers
+// that wait for it before they count its ephemeral nodes gone.
+func (s *Session) ended() {
+	if s.state.Status == Lost && s.state.Ended {
+		return
+	}
+	s.transition(Lost, s.state.SessionID, true)
+}
+
+// transition publishes status to for session id; ended, with Lost, says
+// the session has ended on the server (see [State.Ended]).
+func (s *Session) transition(to Status, id int64, ended bool) {
 	lastReply, granted := s.contact.snapshot()
 	if granted > 0 {
 		s.state.Timeout = granted
 	}
 	s.state.Status, s.state.SessionID, s.state.LastReply = to, id, lastReply
+	s.state.Ended = to == Lost && ended
 	s.failures.setUp(to == Up)
 	s.state.Since = s.cfg.Clock.Now()
-	switch to {
-	case Up:
+	switch {
+	case to == Up:
 		s.cfg.Logger.Info("zkalloc: ZooKeeper session up", "session", fmt.Sprintf("%#x", id), "timeout", s.state.Timeout, "reconnects", s.state.Reconnects)
+	case s.state.Ended:
+		s.cfg.Logger.Warn("zkalloc: ZooKeeper session lost: it has ended on the server", "session", fmt.Sprintf("%#x", id))
 	default:
 		s.cfg.Logger.Warn("zkalloc: ZooKeeper session "+to.String(), "session", fmt.Sprintf("%#x", id))
 	}
