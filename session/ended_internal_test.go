@@ -3,6 +3,7 @@ package session
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -75,12 +76,16 @@ func (d *driver) event(st zk.State) {
 }
 
 // step plays one named step: "up <id>", "down", "expired", "lease" (the
-// lease's whole length passes and its timer fires), "sync <ms>":
-// the answer to a sync sent ms before now.
+// lease's whole length passes and its timer fires), "|" (a mark among the
+// states recorded), "wait <ms>" (ms pass
+// and the lease's timer fires), "sync <ms>" or "commit <ms>" (the answer
+// to a sync, or to a check the ensemble committed, sent ms before now).
 func (d *driver) step(t *testing.T, step string) {
 	t.Helper()
 	var id int64
 	switch {
+	case step == "|": // a mark in what was published, to show when
+		d.rec.Set(State{Status: mark})
 	case step == "down":
 		d.client.state = zk.StateDisconnected
 		d.event(zk.StateDisconnected)
@@ -92,9 +97,12 @@ func (d *driver) step(t *testing.T, step string) {
 		d.s.checkLease()
 	case scan(step, "up %d", &id):
 		d.connect(id)
-	case scan(step, "sync %d", &id):
+	case scan(step, "wait %d", &id):
+		d.clock.Advance(time.Duration(id) * time.Millisecond)
+		d.s.checkLease()
+	case scan(step, "sync %d", &id), scan(step, "commit %d", &id):
 		sent := d.clock.Now().Add(-time.Duration(id) * time.Millisecond)
-		d.s.synced(syncResult{sent: sent, session: d.client.id}, d.client)
+		d.s.synced(syncResult{sent: sent, session: d.client.id, committed: strings.HasPrefix(step, "commit")}, d.client)
 	default:
 		t.Fatalf("unknown step %q", step)
 	}
@@ -105,10 +113,17 @@ func scan(s, format string, v *int64) bool {
 	return err == nil && n == 1
 }
 
+// mark is the status of the marks that the step "|" records.
+const mark Status = -1
+
 // brief writes published states as "up 1", "lost 1 ended"...
 func brief(states []State) []string {
 	out := make([]string, len(states))
 	for i, st := range states {
+		if st.Status == mark {
+			out[i] = "|"
+			continue
+		}
 		out[i] = fmt.Sprintf("%v %d", st.Status, st.SessionID)
 		if st.Ended {
 			out[i] += " ended"
@@ -153,6 +168,56 @@ func TestSessionEnded(t *testing.T) {
 			d.step(t, st)
 		}
 		if got := brief(d.rec.take()); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: published %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestSessionQuorumLease plays the quorum lease (Config.QuorumCheck):
+// only committed checks renew it, and a session resumed after its lease
+// ran out is Up again only once a check on the new connection commits.
+// The granted timeout is 2 s, so the lease runs 1.6 s.
+func TestSessionQuorumLease(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		quorum bool
+		steps  []string
+		want   []string
+	}{
+		{"syncs answered keep a sync lease", false,
+			[]string{"up 1", "wait 500", "sync 0", "wait 500", "sync 0", "wait 500", "sync 0", "wait 500", "sync 0", "wait 500"},
+			[]string{"up 1"}},
+		{"quorum: syncs answered do not keep it", true,
+			[]string{"up 1", "wait 500", "sync 0", "wait 500", "sync 0", "wait 500", "sync 0", "wait 500", "sync 0", "wait 500"},
+			[]string{"up 1", "lost 1"}},
+		{"quorum: committed checks keep it", true,
+			[]string{"up 1", "wait 500", "commit 0", "wait 500", "commit 0", "wait 500", "commit 0", "wait 500", "commit 0", "wait 500"},
+			[]string{"up 1"}},
+		{"resumed after the lease ran out: up at once with syncs", false,
+			[]string{"up 1", "down", "lease", "up 1", "|"},
+			[]string{"up 1", "suspended 1", "lost 1", "up 1", "|"}},
+		{"quorum: resumed after the lease ran out: up once a check commits", true,
+			[]string{"up 1", "down", "lease", "up 1", "sync 0", "|", "commit 0"},
+			[]string{"up 1", "suspended 1", "lost 1", "|", "up 1"}},
+		{"quorum: resumed within the lease: up at once", true,
+			[]string{"up 1", "down", "wait 500", "up 1", "wait 1000", "commit 0", "wait 500"},
+			[]string{"up 1", "suspended 1", "up 1"}},
+		{"quorum: resumed within the lease, no check commits: lost when it runs out", true,
+			[]string{"up 1", "down", "wait 500", "up 1", "sync 0", "wait 1000", "sync 0", "wait 500"},
+			[]string{"up 1", "suspended 1", "up 1", "lost 1"}},
+	}
+	for _, tt := range tests {
+		cfg := Config{}
+		if tt.quorum {
+			cfg.QuorumCheck = "/group"
+		}
+		d := newDriver(cfg)
+		for _, st := range tt.steps {
+			d.step(t, st)
+		}
+		got := brief(d.rec.take())
+		if !slices.Equal(got, tt.want) {
 			t.Errorf("%s: published %q, want %q", tt.name, got, tt.want)
 		}
 	}

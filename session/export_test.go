@@ -22,3 +22,6 @@ func Record(s *Session) func() []State {
 		return append([]State(nil), r.states...)
 	}
 }
+
+// LeaseFraction is the part of the session timeout the lease lasts.
+const LeaseFraction = leaseFraction

@@ -40,9 +40,19 @@ type Config struct {
 	WrapConn func(Conn) Conn
 	// Auth is given to the server on every connection before any request
 	// of the subscribers' (see authenticate).
-	Auth   []Auth
-	Logger *slog.Logger
-	Clock  actor.Clock
+	Auth []Auth
+	// QuorumCheck, if not empty, is the path of a node that exists while
+	// the session is in use (the allocator gives its group's node), and
+	// makes the lease a quorum lease (see lease.go): it is renewed only by
+	// requests the ensemble commits, multis that check this node's
+	// version, sent in place of the syncs, so that a leader cut off from
+	// its quorum cannot renew it. Each one is a transaction that every
+	// server logs: 4/T a second. The allocator sets it when
+	// DisconnectGrace > 0. A check that fails (the node is missing, or
+	// not readable with the session's credentials) renews nothing.
+	QuorumCheck string
+	Logger      *slog.Logger
+	Clock       actor.Clock
 }
 
 // Session is the actor that owns the ZooKeeper client. Create it with
@@ -84,6 +94,7 @@ func New(cfg Config) *Session {
 		cfg.Clock = actor.RealClock()
 	}
 	s := &Session{cfg: cfg, events: newEventQueue(), link: newLink(), conns: make(map[net.Conn]struct{})}
+	s.lease.quorum = cfg.QuorumCheck != ""
 	s.failures.logger, s.failures.now = cfg.Logger, cfg.Clock.Now
 	return s
 }
@@ -139,7 +150,7 @@ func (s *Session) Run(ctx context.Context) error {
 		return err
 	}
 	gate := newGatedConn(client, s.link)
-	syncs := newSyncer(gate, s.cfg.Clock)
+	syncs := newSyncer(gate, s.cfg.Clock, s.cfg.QuorumCheck)
 	syncCtx, stopSyncs := context.WithCancel(context.Background())
 	syncsDone := make(chan struct{})
 	go func() {
@@ -148,11 +159,11 @@ func (s *Session) Run(ctx context.Context) error {
 	}()
 	defer func() {
 		stopSyncs()
-		// A sync in flight returns once the gate refuses requests or the
-		// client is closed.
+		// A request in flight returns once the gate refuses requests or
+		// the client is closed.
 		s.shutdown(client, gate, events)
 		if !waitDone(syncsDone, stopTimeout) {
-			s.cfg.Logger.Error("zkalloc: a ZooKeeper sync did not return; leaving it behind")
+			s.cfg.Logger.Error("zkalloc: a ZooKeeper request of the session lease did not return; leaving it behind")
 		}
 		if s.authPending != nil && !waitDone(s.authPending, stopTimeout) {
 			s.cfg.Logger.Error("zkalloc: a ZooKeeper credentials request did not return; leaving it behind")
@@ -179,9 +190,10 @@ func (s *Session) Run(ctx context.Context) error {
 }
 
 // runLoop publishes states until ctx is cancelled. It keeps the lease (see
-// lease.go): it asks syncs for a sync syncEvery after the last one
-// returned, renews the lease with the answers, and reports Lost when the
-// lease runs out, in any state.
+// lease.go): it asks syncs for a request (a sync, or a check in the
+// quorum lease) at once on each new connection and syncEvery after the
+// last one returned, renews the lease with the answers, and reports Lost
+// when the lease runs out, in any state.
 func (s *Session) runLoop(ctx context.Context, client *zk.Conn, syncs *syncer) {
 	leaseTimer := actor.StoppedTimer(s.cfg.Clock)
 	defer leaseTimer.Stop()
@@ -193,12 +205,12 @@ func (s *Session) runLoop(ctx context.Context, client *zk.Conn, syncs *syncer) {
 		case <-ctx.Done():
 			return
 		case <-s.events.wake:
-			before := s.state
+			connected := false
 			for _, ev := range s.events.drain() {
-				s.apply(ev, client)
+				connected = s.apply(ev, client) || connected
 			}
-			if s.state.NewConnection(before) && !inFlight {
-				syncTimer.Reset(0) // the first sync of a connection goes at once
+			if connected && !inFlight {
+				syncTimer.Reset(0) // the first request of a connection goes at once
 			}
 		case <-syncTimer.C():
 			if inFlight || (s.state.Status != Up && s.state.Status != Lost) {
@@ -234,16 +246,16 @@ func (s *Session) checkLease() {
 	s.transition(Lost, s.state.SessionID, false)
 }
 
-// synced renews the lease with the answer to a sync of the current
+// synced renews the lease with the answer to a request of the current
 // session. If the lease had run out while the session stayed up on this
-// connection, and the answers now show it alive on the leader, the session
-// is Up again: a new connection in the subscribers' eyes, which re-read
-// what they hold.
+// connection (or resumed on a new one), and the answers now show it alive
+// on the leader, the session is Up again: a new connection in the
+// subscribers' eyes, which re-read what they hold.
 func (s *Session) synced(r syncResult, client clientState) {
 	if r.err != nil || r.session == 0 || r.session != s.state.SessionID {
 		return
 	}
-	s.lease.synced(r.sent)
+	s.lease.answered(r.sent, r.committed)
 	if s.state.Status == Lost && !s.state.Ended && s.leaseLeft() > 0 && client.State() == zk.StateHasSession && client.SessionID() == r.session {
 		s.cfg.Logger.Info("zkalloc: the ZooKeeper leader answers again within the session lease", "session", fmt.Sprintf("%#x", r.session))
 		s.state.Reconnects++
@@ -388,24 +400,34 @@ func waitClosed(events <-chan zk.Event, d time.Duration) bool {
 	}
 }
 
-// apply updates the state for one client event. Events are hints: the
-// session ID is read from the client, not from the event.
-func (s *Session) apply(ev zk.Event, client clientState) {
+// apply updates the state for one client event, and reports whether a
+// connection now holds the session (a connect response created or
+// resumed it). Events are hints: the session ID is read from the client,
+// not from the event.
+func (s *Session) apply(ev zk.Event, client clientState) (connected bool) {
 	switch ev.State {
 	case zk.StateHasSession:
 		id := client.SessionID()
 		if id == 0 {
-			return // already gone again; a later event tells what happened
+			return false // already gone again; a later event tells what happened
 		}
-		if s.state.SessionID != 0 && s.state.SessionID != id {
+		created := id != s.state.SessionID
+		if created && s.state.SessionID != 0 {
 			s.ended() // replaced: the server gave us a new session
 		}
-		if id != s.state.SessionID {
+		if created {
 			s.lease.reset()
 		}
-		s.lease.connected(s.contact.dialedAt())
+		s.lease.connected(s.contact.dialedAt(), created)
+		if s.state.Status == Lost && !created && s.leaseLeft() <= 0 {
+			// The quorum lease: a resumed session's connect response is
+			// no evidence until a check on this connection commits,
+			// which synced then reports Up.
+			return true
+		}
 		s.state.Reconnects++
 		s.transition(Up, id, false)
+		return true
 	case zk.StateExpired:
 		if s.state.SessionID != 0 {
 			s.ended()
@@ -415,6 +437,7 @@ func (s *Session) apply(ev zk.Event, client clientState) {
 			s.transition(Suspended, s.state.SessionID, false)
 		}
 	}
+	return false
 }
 
 // ended reports the current session Lost and ended on the server, unless
