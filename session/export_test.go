@@ -12,10 +12,12 @@ func InFlight(s *Session) int {
 const ClientPause = clientPause
 
 // Record makes s keep every state it publishes, in order, and returns a
-// function that returns them so far. Call it before Run.
+// function that returns them so far: every state a subscriber has seen,
+// as s records each one before it hands it to its subscribers. Call it
+// before Run.
 func Record(s *Session) func() []State {
 	r := &recorder{}
-	s.subs = append(s.subs, r)
+	s.subs = append([]stateSink{r}, s.subs...)
 	return func() []State {
 		r.mu.Lock()
 		defer r.mu.Unlock()

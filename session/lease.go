@@ -63,9 +63,10 @@ import "time"
 // ensemble (alone, or with some followers and their clients), it goes on
 // answering syncs, which need no quorum (Leader.processSync), and
 // revalidating resumed sessions, until it has missed its followers' acks
-// for syncLimit ticks: it steps down at about c + (syncLimit + 1) tick,
-// and closes its clients' connections, as its followers then close
-// theirs. The majority's followers give up on it once they have heard
+// for syncLimit ticks, as it counts them (every tick, from the tick of
+// the last ack, which came before c): it steps down at
+// c + (syncLimit + 1) tick at the latest, and closes its clients'
+// connections, as its followers then close theirs. The majority's followers give up on it once they have heard
 // nothing for syncLimit ticks, its pings having come every tick/2: from
 // c + (syncLimit - 1/2) tick. They elect a new leader, whose session
 // tracker starts every session's expiry clock when it starts serving
