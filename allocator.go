@@ -86,7 +86,13 @@ func New(cfg Config) (*Allocator, error) {
 	for i, a := range cfg.Auth {
 		auth[i] = session.Auth{Scheme: a.Scheme, Credentials: slices.Clone(a.Credentials)}
 	}
-	sess := session.New(session.Config{Servers: cfg.Servers, Timeout: cfg.SessionTimeout, Auth: auth, WrapConn: cfg.wrapConn, Logger: log})
+	sessCfg := session.Config{Servers: cfg.Servers, Timeout: cfg.SessionTimeout, Auth: auth, WrapConn: cfg.wrapConn, Logger: log}
+	if cfg.DisconnectGrace > 0 {
+		// Partitions kept while disconnected rest on the lease alone: it
+		// must be one that a deposed leader cannot renew (session/lease.go).
+		sessCfg.QuorumCheck = paths.Dir()
+	}
+	sess := session.New(sessCfg)
 	members := membership.New(membership.Config{
 		Paths:   paths,
 		Member:  cfg.Member,

@@ -17,9 +17,17 @@
 //     leader can have expired the session. Only evidence that went
 //     through the leader renews it: the answers to syncs the session
 //     sends every quarter of the session timeout, and the connect
-//     responses (see lease.go for the arithmetic). A session Lost by its
-//     lease whose syncs are answered again is Up again, as after a
-//     reconnection;
+//     responses (see lease.go for the arithmetic). With
+//     [Config.QuorumCheck] (the allocator's DisconnectGrace), only
+//     evidence that a quorum saw the session renews it, which a leader
+//     cut off from its quorum cannot give: a check of a node's version,
+//     which the ensemble commits, in place of each sync. A session Lost
+//     by its lease whose requests are answered again is Up again, as
+//     after a reconnection. [State.Ended] tells the two kinds of Lost
+//     apart: set when the session has ended on the server (expired or
+//     replaced: its ephemeral nodes are gone), unset when only the lease
+//     ran out (the server may still hold them). A lease-Lost session
+//     later found ended is published again, Lost with Ended;
 //   - [Closed] when the session actor stops.
 //
 // Each subscriber reads states from its own latest-wins cell, so a slow

@@ -10,3 +10,20 @@ func InFlight(s *Session) int {
 
 // ClientPause is the client's pause before a new round of dials.
 const ClientPause = clientPause
+
+// Record makes s keep every state it publishes, in order, and returns a
+// function that returns them so far: every state a subscriber has seen,
+// as s records each one before it hands it to its subscribers. Call it
+// before Run.
+func Record(s *Session) func() []State {
+	r := &recorder{}
+	s.subs = append([]stateSink{r}, s.subs...)
+	return func() []State {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return append([]State(nil), r.states...)
+	}
+}
+
+// LeaseFraction is the part of the session timeout the lease lasts.
+const LeaseFraction = leaseFraction

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/go-zookeeper/zk"
@@ -93,6 +94,26 @@ func (g *gatedConn) sync() (int64, error) {
 	}
 	defer g.exit(session)
 	_, err = g.c.Sync(syncPath)
+	return session, err
+}
+
+// check sends a multi that only checks the version (any) of the node at
+// path, for the quorum lease, and returns the session it went in. It
+// changes nothing, but the ensemble commits it as a transaction (see
+// lease.go). The error is nil only if the check succeeded.
+func (g *gatedConn) check(path string) (int64, error) {
+	session, err := g.enter()
+	if err != nil {
+		return 0, err
+	}
+	defer g.exit(session)
+	res, err := g.c.Multi(&zk.CheckVersionRequest{Path: path, Version: -1})
+	if err == nil && len(res) != 1 {
+		err = fmt.Errorf("session: a check answered with %d results", len(res))
+	}
+	if err == nil {
+		err = res[0].Error
+	}
 	return session, err
 }
 

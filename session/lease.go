@@ -55,6 +55,97 @@ import "time"
 // before it reports Lost. It costs 4/T syncs per second (2 a second at
 // T = 2 s, 0.4 at the default 10 s); the client's own pings, every T/3,
 // go on as before.
+//
+// # A deposed leader
+//
+// All of the above trusts the leader that answers, and a leader need not
+// know that it has been deposed. Cut off at time c from a majority of the
+// ensemble (alone, or with some followers and their clients), it goes on
+// answering syncs, which need no quorum (Leader.processSync), and
+// revalidating resumed sessions, until it has missed its followers' acks
+// for syncLimit ticks, as it counts them (every tick, from the tick of
+// the last ack, which came before c): it steps down at
+// c + (syncLimit + 1) tick at the latest, and closes its clients'
+// connections, as its followers then close theirs. The majority's followers give up on it once they have heard
+// nothing for syncLimit ticks, its pings having come every tick/2: from
+// c + (syncLimit - 1/2) tick. They elect a new leader, whose session
+// tracker starts every session's expiry clock when it starts serving
+// (LeaderZooKeeperServer.createSessionTracker): it can expire ours from
+// that start + T, whatever the deposed leader saw. (The election adds
+// at least 200 ms, FastLeaderElection's finalizeWait; none of the
+// arithmetic below counts it.)
+//
+// With syncs, and a member that keeps its partitions while disconnected
+// (DisconnectGrace), the deposed leader's last answer, at up to
+// c + (syncLimit + 1) tick, anchors the lease about T/4 earlier; it ends
+// 0.8 T after that, at c + (syncLimit + 1) tick + 0.55 T, while the new
+// leader may expire the session from c + (syncLimit - 1/2) tick + T. The
+// lease outlives the session by up to 1.5 tick - 0.45 T, whatever
+// syncLimit: 1.2 s at tick 2 s and T = 4 s (less the election).
+//
+// Without DisconnectGrace the member revokes everything when its
+// connection drops, which the deposed leader's stepping down does: at the
+// latest c + (syncLimit + 1) tick, T - 1.5 tick before the new leader can
+// expire the session. As T is at least 2 ticks (the server's lowest
+// timeout, unless minSessionTimeout is set lower), that leaves the
+// consumer at least tick/2 (1 s at tick 2 s, T = 4 s; 7 s at the default
+// T = 10 s), whatever syncLimit. So syncs stay the lease's evidence then.
+//
+// # The quorum lease
+//
+// With DisconnectGrace, the lease takes only evidence that a quorum saw
+// the session (Config.QuorumCheck): in place of each sync, a multi that
+// only checks the version (any) of a node that exists. It changes
+// nothing, yet the leader makes every multi a transaction
+// (PrepRequestProcessor), proposes it and answers it only once a quorum
+// has logged it: measured on a 3-node ensemble, each one adds 1 to the
+// last zxid and 83 bytes to each server's log. A follower forwards it
+// to the leader (FollowerRequestProcessor) over the same link as a sync,
+// in order after its ping answers, and answers it only after the
+// leader's commit. Take such a check, sent at s and answered:
+//
+//   - Its transaction was acknowledged by a quorum Q, each server after
+//     s. A later leader serves only once a quorum Q' has taken its new
+//     epoch (Leader.waitForEpochAck, before startZkServer creates its
+//     session tracker). Some server is in both; it acknowledged our
+//     transaction while it followed (or was) the leader that committed
+//     it, before it took the new epoch, after which it follows no leader
+//     of an older one (Learner.registerWithLeader). So every
+//     later leader starts its expiry clocks after s, and expires the
+//     session no sooner than s + T.
+//   - The leader that committed it touched the session while leading,
+//     as shown above for a sync: through a follower, no sooner than the
+//     send time of the check answered before it on the connection;
+//     directly, when the check arrived.
+//   - An earlier leader could have expired the session only by a
+//     transaction committed before the committing leader started, which
+//     then knows no such session and fails the check.
+//
+// So the answer to check k anchors the lease, as a sync's did, at the
+// send time of the check answered before it on the connection, and the
+// lease keeps (1 - leaseFraction) × T = 0.2 T of margin against every
+// leader, for any syncLimit (the ping argument above only needs T of at
+// least 2 ticks). A deposed leader commits nothing: the checks sent
+// through it hang until it steps down (as a sync through a follower cut
+// off from its leader does), and the lease runs out at most 0.8 T after
+// the last check a quorum acknowledged, which was sent before c. At tick
+// 2 s, syncLimit 2 and T = 4 s, the member revokes by c + 3.2 s, and the
+// new leader expires the session from c + 3 s + 4 s = c + 7 s: a margin
+// of at least 3.8 s, where syncs gave an overlap of up to 1.2 s.
+//
+// Connect responses: a new session is itself a transaction committed the
+// same way (createSession; ZooKeeper's local sessions are off by
+// default), proposed after the dial, so it anchors the lease at the dial
+// as before. A resumed session is revalidated by the leader alone, which
+// a deposed one does too; so the dial counts only once a check sent on
+// that connection commits. A follower follows one leader and closes its
+// clients' connections when it stops, so the leader that revalidated the
+// session is the one that committed the check: it touched the session
+// after the dial, and later leaders start after the check was sent.
+//
+// Cost: 4/T transactions a second per member in place of 4/T syncs (0.4
+// at the default T = 10 s, 2 at T = 2 s), each written to every server's
+// log and fsynced there; see docs/session.md for latency measured.
 
 // leaseFraction is the part of the granted session timeout, counted from
 // the lease's anchor, after which a member reports its session Lost.
@@ -67,24 +158,38 @@ const syncDivisor = 4
 // lease is the arithmetic of the lease: what renews it and when it runs
 // out. It is pure; the session's Run owns it.
 type lease struct {
-	anchor  time.Time // the leader touched the session no sooner than this
-	pending time.Time // the send time of the last sync answered on this connection; zero if none
+	// quorum: only requests the ensemble committed renew it (the quorum
+	// lease above); set once, kept by reset.
+	quorum  bool
+	anchor  time.Time // no leader that can expire the session touched it before this
+	pending time.Time // what the next answer on this connection makes the anchor; zero if nothing
 }
 
-// connected notes a connect response that granted or resumed the session
-// on a connection dialed at dialed. A sync answered before it, on another
-// connection, no longer counts (its follower may not have reported it).
-func (l *lease) connected(dialed time.Time) {
-	l.anchor = later(l.anchor, dialed)
+// connected notes a connect response that created (created) or resumed
+// the session on a connection dialed at dialed. A request answered
+// before it, on another connection, no longer counts (its follower may
+// not have reported it). In the quorum lease a resumed session's connect
+// response counts only once a request on the connection commits.
+func (l *lease) connected(dialed time.Time, created bool) {
 	l.pending = time.Time{}
+	if l.quorum && !created {
+		l.pending = dialed
+		return
+	}
+	l.anchor = later(l.anchor, dialed)
 }
 
-// reset forgets everything, for a new session.
-func (l *lease) reset() { *l = lease{} }
+// reset forgets everything but the kind of lease, for a new session.
+func (l *lease) reset() { *l = lease{quorum: l.quorum} }
 
-// synced notes the answer to a sync sent at sent, on the current
-// connection, at least syncEvery after the previous sync was answered.
-func (l *lease) synced(sent time.Time) {
+// answered notes the answer to a request sent at sent through the leader,
+// on the current connection, at least syncEvery after the previous one
+// was answered: a sync, or a request the ensemble committed (committed).
+// In the quorum lease only the latter renews it.
+func (l *lease) answered(sent time.Time, committed bool) {
+	if l.quorum && !committed {
+		return
+	}
 	if !l.pending.IsZero() {
 		l.anchor = later(l.anchor, l.pending)
 	}

@@ -40,9 +40,19 @@ type Config struct {
 	WrapConn func(Conn) Conn
 	// Auth is given to the server on every connection before any request
 	// of the subscribers' (see authenticate).
-	Auth   []Auth
-	Logger *slog.Logger
-	Clock  actor.Clock
+	Auth []Auth
+	// QuorumCheck, if not empty, is the path of a node that exists while
+	// the session is in use (the allocator gives its group's node), and
+	// makes the lease a quorum lease (see lease.go): it is renewed only by
+	// requests the ensemble commits, multis that check this node's
+	// version, sent in place of the syncs, so that a leader cut off from
+	// its quorum cannot renew it. Each one is a transaction that every
+	// server logs: 4/T a second. The allocator sets it when
+	// DisconnectGrace > 0. A check that fails (the node is missing, or
+	// not readable with the session's credentials) renews nothing.
+	QuorumCheck string
+	Logger      *slog.Logger
+	Clock       actor.Clock
 }
 
 // Session is the actor that owns the ZooKeeper client. Create it with
@@ -52,7 +62,7 @@ type Config struct {
 // ephemeral nodes at once, and waits for the client's goroutines.
 type Session struct {
 	cfg    Config
-	subs   []*actor.Latest[State]
+	subs   []stateSink
 	events eventQueue
 
 	contact   contact
@@ -84,6 +94,7 @@ func New(cfg Config) *Session {
 		cfg.Clock = actor.RealClock()
 	}
 	s := &Session{cfg: cfg, events: newEventQueue(), link: newLink(), conns: make(map[net.Conn]struct{})}
+	s.lease.quorum = cfg.QuorumCheck != ""
 	s.failures.logger, s.failures.now = cfg.Logger, cfg.Clock.Now
 	return s
 }
@@ -103,6 +114,19 @@ func (s *Session) Subscribe() *actor.Latest[State] {
 	s.subs = append(s.subs, l)
 	return l
 }
+
+// stateSink receives every state the session publishes; Set must not
+// block. An [actor.Latest] is one; tests add recorders.
+type stateSink interface{ Set(State) }
+
+// clientState is what the session reads of the client's own state: a
+// *zk.Conn, or a fake in tests.
+type clientState interface {
+	State() zk.State
+	SessionID() int64
+}
+
+var _ clientState = (*zk.Conn)(nil)
 
 // Credentials returns the ID and password of the session last granted by a
 // server. Tests use them to expire the session on purpose. Safe for
@@ -126,7 +150,7 @@ func (s *Session) Run(ctx context.Context) error {
 		return err
 	}
 	gate := newGatedConn(client, s.link)
-	syncs := newSyncer(gate, s.cfg.Clock)
+	syncs := newSyncer(gate, s.cfg.Clock, s.cfg.QuorumCheck)
 	syncCtx, stopSyncs := context.WithCancel(context.Background())
 	syncsDone := make(chan struct{})
 	go func() {
@@ -135,16 +159,16 @@ func (s *Session) Run(ctx context.Context) error {
 	}()
 	defer func() {
 		stopSyncs()
-		// A sync in flight returns once the gate refuses requests or the
-		// client is closed.
+		// A request in flight returns once the gate refuses requests or
+		// the client is closed.
 		s.shutdown(client, gate, events)
 		if !waitDone(syncsDone, stopTimeout) {
-			s.cfg.Logger.Error("zkalloc: a ZooKeeper sync did not return; leaving it behind")
+			s.cfg.Logger.Error("zkalloc: a ZooKeeper request of the session lease did not return; leaving it behind")
 		}
 		if s.authPending != nil && !waitDone(s.authPending, stopTimeout) {
 			s.cfg.Logger.Error("zkalloc: a ZooKeeper credentials request did not return; leaving it behind")
 		}
-		s.state.Status, s.state.Since = Closed, s.cfg.Clock.Now()
+		s.state.Status, s.state.Since, s.state.Ended = Closed, s.cfg.Clock.Now(), false
 		s.publish(s.state)
 	}()
 
@@ -166,9 +190,10 @@ func (s *Session) Run(ctx context.Context) error {
 }
 
 // runLoop publishes states until ctx is cancelled. It keeps the lease (see
-// lease.go): it asks syncs for a sync syncEvery after the last one
-// returned, renews the lease with the answers, and reports Lost when the
-// lease runs out, in any state.
+// lease.go): it asks syncs for a request (a sync, or a check in the
+// quorum lease) at once on each new connection and syncEvery after the
+// last one returned, renews the lease with the answers, and reports Lost
+// when the lease runs out, in any state.
 func (s *Session) runLoop(ctx context.Context, client *zk.Conn, syncs *syncer) {
 	leaseTimer := actor.StoppedTimer(s.cfg.Clock)
 	defer leaseTimer.Stop()
@@ -180,12 +205,12 @@ func (s *Session) runLoop(ctx context.Context, client *zk.Conn, syncs *syncer) {
 		case <-ctx.Done():
 			return
 		case <-s.events.wake:
-			before := s.state
+			connected := false
 			for _, ev := range s.events.drain() {
-				s.apply(ev, client)
+				connected = s.apply(ev, client) || connected
 			}
-			if s.state.NewConnection(before) && !inFlight {
-				syncTimer.Reset(0) // the first sync of a connection goes at once
+			if connected && !inFlight {
+				syncTimer.Reset(0) // the first request of a connection goes at once
 			}
 		case <-syncTimer.C():
 			if inFlight || (s.state.Status != Up && s.state.Status != Lost) {
@@ -200,12 +225,7 @@ func (s *Session) runLoop(ctx context.Context, client *zk.Conn, syncs *syncer) {
 			s.synced(r, client)
 			syncTimer.Reset(syncEvery(s.timeout()))
 		case <-leaseTimer.C():
-			if s.leaseLeft() > 0 || (s.state.Status != Up && s.state.Status != Suspended) {
-				break // renewed since the timer was set, or nothing to lose
-			}
-			s.cfg.Logger.Warn("zkalloc: the ZooKeeper leader has not been heard from within the session lease; treating the session as lost",
-				"session", fmt.Sprintf("%#x", s.state.SessionID), "leaseFrom", s.lease.anchor, "lastReply", s.state.LastReply)
-			s.transition(Lost, s.state.SessionID)
+			s.checkLease()
 		}
 		if s.state.Status == Up || s.state.Status == Suspended {
 			leaseTimer.Reset(s.leaseLeft())
@@ -215,20 +235,31 @@ func (s *Session) runLoop(ctx context.Context, client *zk.Conn, syncs *syncer) {
 	}
 }
 
-// synced renews the lease with the answer to a sync of the current
+// checkLease reports the session Lost, but not ended, if its lease has
+// run out while it was Up or Suspended: the server may still hold it.
+func (s *Session) checkLease() {
+	if s.leaseLeft() > 0 || (s.state.Status != Up && s.state.Status != Suspended) {
+		return // renewed since the timer was set, or nothing to lose
+	}
+	s.cfg.Logger.Warn("zkalloc: the ZooKeeper leader has not been heard from within the session lease; treating the session as lost",
+		"session", fmt.Sprintf("%#x", s.state.SessionID), "leaseFrom", s.lease.anchor, "lastReply", s.state.LastReply)
+	s.transition(Lost, s.state.SessionID, false)
+}
+
+// synced renews the lease with the answer to a request of the current
 // session. If the lease had run out while the session stayed up on this
-// connection, and the answers now show it alive on the leader, the session
-// is Up again: a new connection in the subscribers' eyes, which re-read
-// what they hold.
-func (s *Session) synced(r syncResult, client *zk.Conn) {
+// connection (or resumed on a new one), and the answers now show it alive
+// on the leader, the session is Up again: a new connection in the
+// subscribers' eyes, which re-read what they hold.
+func (s *Session) synced(r syncResult, client clientState) {
 	if r.err != nil || r.session == 0 || r.session != s.state.SessionID {
 		return
 	}
-	s.lease.synced(r.sent)
-	if s.state.Status == Lost && s.leaseLeft() > 0 && client.State() == zk.StateHasSession && client.SessionID() == r.session {
+	s.lease.answered(r.sent, r.committed)
+	if s.state.Status == Lost && !s.state.Ended && s.leaseLeft() > 0 && client.State() == zk.StateHasSession && client.SessionID() == r.session {
 		s.cfg.Logger.Info("zkalloc: the ZooKeeper leader answers again within the session lease", "session", fmt.Sprintf("%#x", r.session))
 		s.state.Reconnects++
-		s.transition(Up, r.session)
+		s.transition(Up, r.session, false)
 	}
 }
 
@@ -369,46 +400,73 @@ func waitClosed(events <-chan zk.Event, d time.Duration) bool {
 	}
 }
 
-// apply updates the state for one client event. Events are hints: the
-// session ID is read from the client, not from the event.
-func (s *Session) apply(ev zk.Event, client *zk.Conn) {
+// apply updates the state for one client event, and reports whether a
+// connection now holds the session (a connect response created or
+// resumed it). Events are hints: the session ID is read from the client,
+// not from the event.
+func (s *Session) apply(ev zk.Event, client clientState) (connected bool) {
 	switch ev.State {
 	case zk.StateHasSession:
 		id := client.SessionID()
 		if id == 0 {
-			return // already gone again; a later event tells what happened
+			return false // already gone again; a later event tells what happened
 		}
-		if s.state.SessionID != 0 && s.state.SessionID != id && s.state.Status != Lost {
-			s.transition(Lost, s.state.SessionID)
+		created := id != s.state.SessionID
+		if created && s.state.SessionID != 0 {
+			s.ended() // replaced: the server gave us a new session
 		}
-		if id != s.state.SessionID {
+		if created {
 			s.lease.reset()
 		}
-		s.lease.connected(s.contact.dialedAt())
+		s.lease.connected(s.contact.dialedAt(), created)
+		if s.state.Status == Lost && !created && s.leaseLeft() <= 0 {
+			// The quorum lease: a resumed session's connect response is
+			// no evidence until a check on this connection commits,
+			// which synced then reports Up.
+			return true
+		}
 		s.state.Reconnects++
-		s.transition(Up, id)
+		s.transition(Up, id, false)
+		return true
 	case zk.StateExpired:
-		if s.state.SessionID != 0 && s.state.Status != Lost {
-			s.transition(Lost, s.state.SessionID)
+		if s.state.SessionID != 0 {
+			s.ended()
 		}
 	case zk.StateDisconnected, zk.StateConnecting, zk.StateConnected, zk.StateAuthFailed:
 		if s.state.Status == Up {
-			s.transition(Suspended, s.state.SessionID)
+			s.transition(Suspended, s.state.SessionID, false)
 		}
 	}
+	return false
 }
 
-func (s *Session) transition(to Status, id int64) {
+// ended reports the current session Lost and ended on the server, unless
+// that is already reported. A session whose lease ran out (Lost, not
+// ended) is reported again: that it has now ended is news to subscribers
+// that wait for it before they count its ephemeral nodes gone.
+func (s *Session) ended() {
+	if s.state.Status == Lost && s.state.Ended {
+		return
+	}
+	s.transition(Lost, s.state.SessionID, true)
+}
+
+// transition publishes status to for session id; ended, with Lost, says
+// the session has ended on the server (see [State.Ended]).
+func (s *Session) transition(to Status, id int64, ended bool) {
 	lastReply, granted := s.contact.snapshot()
 	if granted > 0 {
 		s.state.Timeout = granted
 	}
 	s.state.Status, s.state.SessionID, s.state.LastReply = to, id, lastReply
+	s.state.Ended = to == Lost && ended
 	s.failures.setUp(to == Up)
 	s.state.Since = s.cfg.Clock.Now()
-	switch to {
-	case Up:
+	switch {
+	case to == Up:
 		s.cfg.Logger.Info("zkalloc: ZooKeeper session up", "session", fmt.Sprintf("%#x", id), "timeout", s.state.Timeout, "reconnects", s.state.Reconnects)
+	case s.state.Ended:
+		s.cfg.Logger.Warn("zkalloc: ZooKeeper session lost: it has ended on the server", "session", fmt.Sprintf("%#x", id))
 	default:
 		s.cfg.Logger.Warn("zkalloc: ZooKeeper session "+to.String(), "session", fmt.Sprintf("%#x", id))
 	}

@@ -24,9 +24,10 @@ import (
 
 // watcher follows one subscription.
 type watcher struct {
-	t    testing.TB
-	sub  *actor.Latest[session.State]
-	last session.State
+	t      testing.TB
+	sub    *actor.Latest[session.State]
+	last   session.State
+	states func() []session.State // every state published so far, in order
 }
 
 // waitFor waits until a published state satisfies ok and returns it.
@@ -47,7 +48,7 @@ func runConfig(t testing.TB, cfg session.Config) (*session.Session, *watcher, fu
 	t.Helper()
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	s := session.New(cfg)
-	w := &watcher{t: t, sub: s.Subscribe()}
+	w := &watcher{t: t, sub: s.Subscribe(), states: session.Record(s)}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
@@ -113,12 +114,25 @@ func TestSessionStates(t *testing.T) {
 	if lost.SessionID != up.SessionID {
 		t.Errorf("Lost names session %#x, want %#x", lost.SessionID, up.SessionID)
 	}
-	// Let the server expire it, then restore the network.
+	if lost.Ended {
+		t.Errorf("Lost by the lease says the session ended; the server still holds it")
+	}
+	// Let the server expire it, then restore the network: the client
+	// learns of the expiry, and the session publishes Lost again, ended,
+	// before the new session comes up.
 	zktest.WaitGone(t, observer, "/eph", 2*timeout)
 	proxy.Blackhole(false)
 	renewed := w.waitFor("up with a new session", 10*time.Second, actortest.IsUp)
 	if renewed.SessionID == up.SessionID {
 		t.Errorf("after expiry the session is still %#x", renewed.SessionID)
+	}
+	states := w.states()
+	ended := slices.IndexFunc(states, func(st session.State) bool {
+		return st.Status == session.Lost && st.SessionID == up.SessionID && st.Ended
+	})
+	next := slices.IndexFunc(states, func(st session.State) bool { return st.SessionID == renewed.SessionID })
+	if ended < 0 || ended > next {
+		t.Errorf("states published: %v; want Lost with Ended for %#x once it expired, before session %#x", briefStates(states), up.SessionID, renewed.SessionID)
 	}
 
 	// Close during a fault returns quickly.
@@ -162,6 +176,18 @@ func TestSessionCancelledBeforeConnect(t *testing.T) {
 	if st, ok := sub.Take(); !ok || st.Status != session.Closed {
 		t.Errorf("state %+v, want Closed", st)
 	}
+}
+
+// briefStates writes states as "up 0x1", "lost 0x1 ended"...
+func briefStates(states []session.State) []string {
+	out := make([]string, len(states))
+	for i, st := range states {
+		out[i] = fmt.Sprintf("%v %#x", st.Status, st.SessionID)
+		if st.Ended {
+			out[i] += " ended"
+		}
+	}
+	return out
 }
 
 type quiet struct{}
@@ -228,6 +254,18 @@ func TestSessionForcedExpiry(t *testing.T) {
 	}
 	if exists, _, err := renewed.Conn.Exists("/mine"); err != nil || exists {
 		t.Errorf("the expired session's node: exists %v, err %v", exists, err)
+	}
+	// Lost, ended, was published before the new session came up.
+	states := w.states()
+	ended := slices.IndexFunc(states, func(st session.State) bool {
+		return st.Status == session.Lost && st.SessionID == up.SessionID && st.Ended
+	})
+	next := slices.IndexFunc(states, func(st session.State) bool { return st.SessionID == renewed.SessionID })
+	if ended < 0 || ended > next {
+		t.Errorf("states published: %v; want Lost with Ended for %#x before session %#x", briefStates(states), up.SessionID, renewed.SessionID)
+	}
+	if i := slices.IndexFunc(states, func(st session.State) bool { return st.Status == session.Lost && !st.Ended }); i >= 0 {
+		t.Errorf("states published: %v; want no Lost without Ended (the lease never ran out)", briefStates(states))
 	}
 }
 

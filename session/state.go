@@ -62,10 +62,13 @@ type State struct {
 	// LastReply is when the server last answered one of our requests.
 	LastReply time.Time
 	// Ended, with Lost, says the session has ended on the server: it
-	// expired, or a new session replaced it, and its ephemeral nodes are
+	// expired (or something closed it there, which the client sees as an
+	// expiry), or a new session replaced it, and its ephemeral nodes are
 	// gone. Lost without Ended is this member's lease running out: the
 	// server may still hold the session and its ephemeral nodes, and may
-	// let it resume.
+	// let it resume. A session Lost by its lease that then turns out to
+	// have ended is published again, Lost with Ended. Ended is false in
+	// every other status.
 	Ended bool
 }
 
