@@ -116,6 +116,8 @@ type Claims struct {
 	base   ownersMark   // the owners node when every claim in ours was ours
 	baseOK bool         // base holds, in this session
 	gone   atomic.Int32 // this actor's deletes of claims that succeeded since base
+
+	saturatedLogged bool // the owners node's saturated counter was logged (see claims_proof.go)
 }
 
 // New returns a claims actor; it starts nothing.
@@ -372,7 +374,8 @@ func (c *Claims) armCheck() {
 // every claim held checked. The Stat is read before the claims, so a
 // claim deleted while they are checked changes it for the next look. It
 // returns the Stat's mark, if the node exists, for the base of the next
-// proof once the claims are checked.
+// proof once the claims are checked. Once the node's child counter has
+// saturated, nothing can be told from it: every look checks every claim.
 func (c *Claims) lookAtOwners(conn session.Conn) (ownersMark, bool, error) {
 	exists, stat, err := conn.Exists(c.cfg.Paths.Owners())
 	if err != nil {
@@ -382,14 +385,17 @@ func (c *Claims) lookAtOwners(conn session.Conn) (ownersMark, bool, error) {
 	var m ownersMark
 	if exists {
 		cv, m = stat.Cversion, markOf(stat)
+		if m.saturated {
+			c.warnSaturated()
+		}
 	}
 	switch {
-	case exists && (len(c.ours) == 0 || c.proves(m)):
+	case exists && !m.saturated && (len(c.ours) == 0 || c.proves(m)):
 		c.rebase(m) // every claim in ours is still ours
 		c.verify = false
-	case !exists:
+	case !exists || m.saturated:
 		c.baseOK = false
-		fallthrough
+		c.verify = len(c.ours) > 0
 	case !c.seen || cv != c.cversion:
 		c.verify = len(c.ours) > 0
 	}
