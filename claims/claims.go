@@ -249,6 +249,10 @@ func (c *Claims) onSession(fresh bool) {
 			c.watches.Reset() // watches may not have survived; re-arm on the next attempt
 			clear(c.waiting)
 			c.groups.clear()
+			// The proof's base was read from the server of the last
+			// connection; this one may be another, whose counters nothing
+			// says are the same. The verify takes it again.
+			c.baseOK = false
 		}
 		c.dirty = true
 	case session.Lost:

@@ -114,3 +114,33 @@ func TestChecksReadClaimsOnceTheCounterSaturates(t *testing.T) {
 		t.Errorf("%d warnings logged over three looks, want 1", n)
 	}
 }
+
+// The proof's base is dropped on every new connection, even to the same
+// session: it was read from the last connection's server, and the verify
+// after the reconnection reads the claims and takes it again. (Before, it
+// survived a move to another server.)
+func TestProofBaseDroppedOnAFreshConnection(t *testing.T) {
+	in := actor.NewLatest[session.State]()
+	c := New(Config{Paths: zkpath.Group{Root: "/zkalloc", Group: "g"}, Member: "m", Session: in})
+	defer c.loop.Stop()
+	defer c.checkTimer.Stop()
+	up := func(reconnects uint64) {
+		t.Helper()
+		in.Set(session.State{Status: session.Up, SessionID: 1, Reconnects: reconnects})
+		fresh, ok := c.loop.Take()
+		if !ok {
+			t.Fatal("no session state taken")
+		}
+		c.onSession(fresh)
+	}
+	up(1)
+	c.ours[partitions.Partition{Topic: "t", ID: 0}] = 1
+	c.rebase(markOf(ownersStat(10, 1)))
+	up(2) // the same session, on a new connection
+	if c.baseOK {
+		t.Error("the proof's base survived a new connection")
+	}
+	if !c.verify {
+		t.Error("the claims held are not verified after a new connection")
+	}
+}
