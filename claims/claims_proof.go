@@ -40,11 +40,17 @@ import (
 // before. What the proof leaves, as the reads do, is the time between the
 // read it rests on and the delete: the delete carries no check of the
 // node's owner (ZooKeeper has none), so a claim deleted from outside and
-// created again by another member within those milliseconds would be
+// created again by another session within those milliseconds would be
 // deleted. That window is one round trip plus at most releaseGate
 // multi-operations here, against one round trip plus the reads queued
 // before the delete with a read of each claim; a follower's lag behind
-// its leader widens both alike.
+// its leader widens both alike. With hold records (see holds.go) no member
+// of this version creates such a claim while this session's record
+// stands; one of an older version, which knows nothing of records, could.
+//
+// The hold records are deleted with their claims, in the same
+// multi-operations, whatever their version: while a claim is this
+// session's, its record can be no other's (see releaseOps).
 
 // provenReleaseAbove is the fewest claims released at once for which a
 // release tries the proof: below it, one read of the owners node per
@@ -111,7 +117,7 @@ func (c *Claims) warnSaturated() {
 		return
 	}
 	c.saturatedLogged = true
-	c.cfg.Logger.Warn("zkalloc: the owners node has had 2^31 claims created under it, and ZooKeeper no longer counts them: releases now read every claim and every check reads every claim held, which costs a read per claim. To restore the cheaper path, stop every member of the group, wait until the node has no children (a crashed member's claims go when its session expires), delete the node (ZooKeeper refuses while a claim is under it) and start the members again",
+	c.cfg.Logger.Warn("zkalloc: the owners node has had 2^31 claims created under it, and ZooKeeper no longer counts them: releases now read every claim and every check reads every claim held, which costs a read per claim. To restore the cheaper path, stop every member of the group, wait until the node has no children (a crashed member's claims go when its session expires), delete the node (ZooKeeper refuses while a claim is under it) and start the members again. Do not delete the hold records",
 		"path", c.cfg.Paths.Owners())
 }
 
@@ -139,16 +145,14 @@ func (c *Claims) baseFromNothing(conn session.Conn) {
 // deleted counts n deletes of claims by this actor that succeeded.
 func (c *Claims) deleted(n int) { c.gone.Add(int32(n)) }
 
-// releaseProven deletes the claims of ps, all in ours, in batches without
-// reading them, for as long as the owners node proves them ours (see
-// above). It sets results for those it deleted and returns the indexes
-// into ps of the others, to release with reads.
+// releaseProven deletes the claims of ps, all in ours, and their hold
+// records, in batches without reading them, for as long as the owners
+// node proves them ours (see above). It sets results for those it deleted
+// and returns the indexes into ps of the others, to release with reads.
+// A batch with a hold record missing (deleted from outside) fails, and is
+// released with reads.
 func (c *Claims) releaseProven(conn session.Conn, ps []partitions.Partition, sid int64, results []outcome) (left []int) {
-	paths := make([]string, len(ps))
-	for i, p := range ps {
-		paths[i] = c.path(p)
-	}
-	bounds := batches(paths, 0)
+	bounds := batches(len(ps), func(i int) int { return c.releaseBytes(ps[i]) })
 	nb := len(bounds) - 1
 	done := make([]bool, nb)
 	for g := 0; g < nb; g += releaseGate {
@@ -168,13 +172,13 @@ func (c *Claims) releaseProven(conn session.Conn, ps []partitions.Partition, sid
 		hi := min(g+releaseGate, nb)
 		inflight.DoAtMost(hi-g, releaseGate, func(k int) {
 			b := g + k
-			ops := make([]any, 0, bounds[b+1]-bounds[b])
-			for _, path := range paths[bounds[b]:bounds[b+1]] {
-				ops = append(ops, &zk.DeleteRequest{Path: path, Version: -1})
+			ops := make([]any, 0, 2*(bounds[b+1]-bounds[b]))
+			for _, p := range ps[bounds[b]:bounds[b+1]] {
+				ops = append(ops, releaseOps(c.path(p), c.record(p), -1)...)
 			}
-			if c.multiCounted(conn, ops) == nil {
+			if c.multiCounted(conn, ops, len(ops)/2) == nil {
 				done[b] = true
-				c.cfg.Logger.Debug("zkalloc: released a batch", "first", paths[bounds[b]], "claims", len(ops))
+				c.cfg.Logger.Debug("zkalloc: released a batch", "first", ps[bounds[b]].String(), "claims", len(ops)/2)
 			}
 		})
 	}
@@ -199,11 +203,12 @@ func (c *Claims) deleteCounted(conn session.Conn, path string, version int32) er
 	return err
 }
 
-// multiCounted is conn.Multi of deletes, counting them if it succeeded.
-func (c *Claims) multiCounted(conn session.Conn, ops []any) error {
+// multiCounted is conn.Multi of deletes, of which claims are of claims,
+// counting those if it succeeded.
+func (c *Claims) multiCounted(conn session.Conn, ops []any, claims int) error {
 	_, err := conn.Multi(ops...)
 	if err == nil {
-		c.deleted(len(ops))
+		c.deleted(claims)
 	}
 	return err
 }
