@@ -117,7 +117,7 @@ func TestClaimsDeletedClaimTakenByAnother(t *testing.T) {
 
 // The periodic check costs one request while no claim of the group is
 // created or deleted: the owners node's Stat. Only when that changed are
-// the claims held read, and a deleted one claimed again.
+// the claims held read, and a deleted one reported vanished.
 func TestClaimsCheckReadsClaimsOnlyAfterAChange(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
