@@ -3,11 +3,11 @@ package claims
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,45 +44,55 @@ type Config struct {
 
 // Claims is the actor that holds this member's ownership claims, the
 // ephemeral nodes <root>/groups/<group>/owners/<topic>:<id>, in line with
-// the latest [Desired] set, and reports what it holds as [Held].
+// the latest [Desired] set, and reports what it holds as [Held]. Beside
+// each claim stands its hold record, the persistent node
+// <root>/groups/<group>/holds/<topic>:<id> naming the holding session: a
+// partition is taken (claim and record created in one multi-operation)
+// only once its holder has released it (both deleted in one) or the
+// holder's session has ended, whoever deletes its claim (see holds.go).
 //
 // A claim counts as held only if its node's ephemeral owner is the current
-// session. A node left by one of this actor's earlier sessions is deleted
-// and created again; one held by another session is waited out with a
-// watch, never polled and never given up on, for as long as it is wanted.
-// A create whose outcome is unknown (the connection dropped, or the client
+// session. A claim or record left by one of this actor's earlier sessions
+// is replaced; one held by another session is waited out with a watch,
+// never polled and never given up on, for as long as it is wanted. A
+// create whose outcome is unknown (the connection dropped, or the client
 // moved on to a new session before the reply) is checked by reading the
 // node, not assumed, and released if it is no longer wanted. A release
 // never deletes a node that is not the current session's: it reads the
-// node first, or, releasing many, proves from the owners node that the
+// claim first, or, releasing many, proves from the owners node that the
 // claims are still ours (see claims_proof.go).
 //
 // Claims taken or given up together are created, and deleted after their
 // reads, a hundred to a multi-operation (see claimBatch), so that a member
 // given 100,000 partitions claims them in about a second rather than ten.
-// A batch that fails as a whole, because one of its claims is held by
-// another session, has each of its claims watched (see acquireAll); every
+// A batch that fails as a whole, because one of its partitions is held by
+// another session, has each of them watched (see acquireAll); every
 // watch that has fired by the next attempt is taken before it, so that
-// claims released in a batch are claimed again in one.
+// claims released in a batch are claimed again in one. A crashed member's
+// partitions are taken over in batches too, each of its records read once
+// and its member node once for them all.
 //
 // Nobody else should touch the claims, but an operator or a script may
-// delete one, and the next owner of a partition in a hand-off then
-// creates its claim at once, while this member's consumer still works on
-// it. So every CheckEvery (a session timeout) the actor reads the owners
-// node's Stat: one request, whose Cversion counts every claim created or
-// deleted in the group. If it changed since the last look, every claim
-// held is checked as after a reconnection: one found gone is claimed again
-// (with a new token) while it is wanted; one another session holds meanwhile
-// is dropped from Held, and the member revokes its partition at once. A
-// claim deleted from outside is so noticed within about a session timeout,
-// plus the time to check the claims held (pipelined reads, about a second
-// at 100,000). The alternatives cost more at 100,000 partitions: a watch
-// on each claim held is a request each when it is created (where the
-// creates take one request for a hundred) and a SetWatches of every path
-// on each reconnection; a children watch on the owners node would read
-// every claim of the group, over a megabyte, on every change anywhere in
-// it. The price here is a full check after every change of the group's
-// claims, at most once a session timeout, and none while nothing changes.
+// delete one. Its hold record keeps the partition from every other member,
+// but this member must stop using it at once: every CheckEvery (a session
+// timeout) the actor reads the owners node's Stat, one request, whose
+// Cversion counts every claim created or deleted in the group. If it
+// changed since the last look, every claim held is checked as after a
+// reconnection: one found gone while its record names this session has
+// vanished, and is reported in [Held.Vanished], not Held, so that the
+// member revokes it; it is not created again while wanted, and its record
+// is released once it is not. One found gone with its record, or held by
+// another session, is dropped from Held too (and, if still wanted, claimed
+// again or waited for). A claim deleted from outside is so noticed within
+// about a session timeout, plus the time to check the claims held
+// (pipelined reads, about a second at 100,000). The alternatives cost more
+// at 100,000 partitions: a watch on each claim held is a request each when
+// it is created (where the creates take one request for a hundred) and a
+// SetWatches of every path on each reconnection; a children watch on the
+// owners node would read every claim of the group, over a megabyte, on
+// every change anywhere in it. The price here is a full check after every
+// change of the group's claims, at most once a session timeout, and none
+// while nothing changes.
 //
 // Held names the session holding each wanted claim it waits for; when
 // the member's core finds one held for longer than a hand-off can take,
@@ -109,13 +119,25 @@ type Claims struct {
 	checkDue   bool                           // the owners node is to be looked at
 	cversion   int32                          // the owners node's Cversion when last looked at; valid if seen
 	seen       bool
-	groups     groups // claims that wait on another's watch (see claims_group.go)
+	groups     groups                         // claims that wait on another's watch (see claims_group.go)
+	vanished   map[partitions.Partition]int32 // claims of this session deleted from outside while its hold record stands: the record's version (see holds.go)
+	// The holders' sessions whose member nodes are watched (see holds.go),
+	// and the claims that wait on each.
+	sessionWatched map[int64]bool
+	sessionWaiters map[int64][]partitions.Partition
+	sessionMember  map[int64]string              // the member of each of those sessions
+	rewatching     map[int64]string              // those whose member node changed, to watch again
+	foreignMu      sync.Mutex                    // guards foreign: looks run concurrently
+	foreign        map[partitions.Partition]bool // hold records not zkalloc's, logged
+	parentsOK      bool                          // the owners and holds nodes were found, or created
 
 	// The proof that the claims in ours are still this session's (see
 	// claims_proof.go).
 	base   ownersMark   // the owners node when every claim in ours was ours
 	baseOK bool         // base holds, in this session
 	gone   atomic.Int32 // this actor's deletes of claims that succeeded since base
+
+	saturatedLogged bool // the owners node's saturated counter was logged (see claims_proof.go)
 }
 
 // New returns a claims actor; it starts nothing.
@@ -142,7 +164,14 @@ func New(cfg Config) *Claims {
 		holders:    make(map[partitions.Partition]int64),
 		checkTimer: actor.StoppedTimer(cfg.Clock),
 		groups:     newGroups(cfg.Clock),
-		loop:       ioloop.New(ioloop.Config{Session: cfg.Session, Clock: cfg.Clock, Logger: cfg.Logger, What: "claim update"}),
+		vanished:   make(map[partitions.Partition]int32),
+		foreign:    make(map[partitions.Partition]bool),
+
+		sessionWatched: make(map[int64]bool),
+		sessionWaiters: make(map[int64][]partitions.Partition),
+		sessionMember:  make(map[int64]string),
+		rewatching:     make(map[int64]string),
+		loop:           ioloop.New(ioloop.Config{Session: cfg.Session, Clock: cfg.Clock, Logger: cfg.Logger, What: "claim update"}),
 	}
 }
 
@@ -201,31 +230,6 @@ func (c *Claims) Run(ctx context.Context) error {
 	}
 }
 
-// fired notes that the claim a watch waited on changed: the next attempt
-// tries it again.
-func (c *Claims) fired(f zkwatch.Fired) {
-	if p, err := partitions.Parse(f.Key); err == nil {
-		delete(c.waiting, p)
-		c.endGroup(p) // the claims that waited with it
-		c.dirty = true
-	}
-}
-
-// drainFired takes every other watch that has fired by now, so that one
-// attempt claims them all: a member handing off thousands of partitions
-// releases them a batch at a time, and an attempt per claim, each going
-// over every wanted and held claim, would take minutes.
-func (c *Claims) drainFired() {
-	for {
-		select {
-		case f := <-c.watches.C():
-			c.fired(f)
-		default:
-			return
-		}
-	}
-}
-
 // onSession follows the session state just taken; fresh says it is Up on
 // a new connection.
 func (c *Claims) onSession(fresh bool) {
@@ -235,6 +239,9 @@ func (c *Claims) onSession(fresh bool) {
 		if _, seen := c.sessions[st.SessionID]; !seen {
 			c.sessions[st.SessionID] = struct{}{}
 			clear(c.ours) // a new session: the old one's claims are gone with it
+			// And its hold records name a session that has ended: whoever
+			// takes their partitions, this member too, replaces them.
+			clear(c.vanished)
 			c.baseOK = false
 			// Keep c.unsure, though the session layer fences off what
 			// the client still held of the old session: should a create
@@ -244,9 +251,11 @@ func (c *Claims) onSession(fresh bool) {
 		if fresh {
 			c.armCheck()
 			c.verify = len(c.ours) > 0
-			c.watches.Reset() // watches may not have survived; re-arm on the next attempt
-			clear(c.waiting)
-			c.groups.clear()
+			c.forgetWatches() // re-armed by the next attempt
+			// The proof's base was read from the server of the last
+			// connection; this one may be another, whose counters nothing
+			// says are the same. The verify takes it again.
+			c.baseOK = false
 		}
 		c.dirty = true
 	case session.Lost:
@@ -255,9 +264,7 @@ func (c *Claims) onSession(fresh bool) {
 		// claims. The next Up clears them if the session is new, or
 		// verifies them if it resumed, so that those no longer wanted are
 		// released rather than forgotten (and waited on by others forever).
-		c.watches.Reset()
-		clear(c.waiting)
-		c.groups.clear()
+		c.forgetWatches()
 	}
 }
 
@@ -288,6 +295,10 @@ func (c *Claims) work() error {
 			c.rebase(mark) // each claim left in ours was read as ours after it
 		}
 	}
+	ls := newLives(c.cfg.Logger) // the holders' sessions, read once in the attempt
+	if err := c.rewatch(conn, ls); err != nil {
+		return err
+	}
 	want := make(map[partitions.Partition]bool, len(c.desired.Want))
 	if c.desired.SessionID == sid {
 		for _, p := range c.desired.Want {
@@ -297,7 +308,7 @@ func (c *Claims) work() error {
 	// A create whose outcome is unknown may have made a claim of this
 	// session: if it is no longer wanted, release it too, or it would
 	// stay with the session and its next owner would wait for ever.
-	var release, acquire []partitions.Partition
+	var release, acquire, unvanish []partitions.Partition
 	for p := range c.ours {
 		if !want[p] {
 			release = append(release, p)
@@ -311,8 +322,18 @@ func (c *Claims) work() error {
 	// In order, so that a hand-off of many claims to one member releases
 	// them in the batches that member claims them in (see claims_group.go).
 	partitions.Sort(release)
+	// A vanished claim is not created again while it is wanted: the
+	// member revokes its partition first, and only once it no longer
+	// wants it is its hold record released (see holds.go).
+	for p := range c.vanished {
+		if !want[p] {
+			unvanish = append(unvanish, p)
+		}
+	}
 	for _, p := range c.desired.Want {
-		if _, ok := c.ours[p]; want[p] && !ok && !c.waiting[p] {
+		_, held := c.ours[p]
+		_, vanished := c.vanished[p]
+		if want[p] && !held && !vanished && !c.waiting[p] {
 			acquire = append(acquire, p)
 		}
 	}
@@ -329,7 +350,7 @@ func (c *Claims) work() error {
 	if !c.baseOK && len(c.ours) == 0 && len(acquire) > provenReleaseAbove {
 		c.baseFromNothing(conn) // so that releasing them later needs no reads
 	}
-	relErr := c.apply(release, c.releaseAll(conn, release, sid))
+	relErr := cmp.Or(c.apply(release, c.releaseAll(conn, release, sid)), c.apply(unvanish, c.releaseVanished(conn, unvanish, sid)))
 	// What the first round of creates took is reported before the claims
 	// held by others are looked at, one request each: a member joining a
 	// large group can then start (with those partitions pending) at once.
@@ -343,7 +364,7 @@ func (c *Claims) work() error {
 			c.report(sid)
 		}
 	}
-	acqErr := c.apply(acquire, c.acquireAll(conn, acquire, sid, early))
+	acqErr := c.apply(acquire, c.acquireAll(conn, acquire, sid, ls, early))
 	clear(c.groups.single) // looked at one by one in this attempt
 	if conn.SessionID() == sid {
 		c.report(sid)
@@ -372,7 +393,8 @@ func (c *Claims) armCheck() {
 // every claim held checked. The Stat is read before the claims, so a
 // claim deleted while they are checked changes it for the next look. It
 // returns the Stat's mark, if the node exists, for the base of the next
-// proof once the claims are checked.
+// proof once the claims are checked. Once the node's child counter has
+// saturated, nothing can be told from it: every look checks every claim.
 func (c *Claims) lookAtOwners(conn session.Conn) (ownersMark, bool, error) {
 	exists, stat, err := conn.Exists(c.cfg.Paths.Owners())
 	if err != nil {
@@ -382,14 +404,17 @@ func (c *Claims) lookAtOwners(conn session.Conn) (ownersMark, bool, error) {
 	var m ownersMark
 	if exists {
 		cv, m = stat.Cversion, markOf(stat)
+		if m.saturated {
+			c.warnSaturated()
+		}
 	}
 	switch {
-	case exists && (len(c.ours) == 0 || c.proves(m)):
+	case exists && !m.saturated && (len(c.ours) == 0 || c.proves(m)):
 		c.rebase(m) // every claim in ours is still ours
 		c.verify = false
-	case !exists:
+	case !exists || m.saturated:
 		c.baseOK = false
-		fallthrough
+		c.verify = len(c.ours) > 0
 	case !c.seen || cv != c.cversion:
 		c.verify = len(c.ours) > 0
 	}
@@ -403,13 +428,15 @@ func (c *Claims) path(p partitions.Partition) string { return c.cfg.Paths.Owners
 // run concurrently; only [Claims.apply], on the actor's goroutine, changes
 // the actor's state from them.
 type outcome struct {
-	state  claimState
-	token  int64                // for held: the claim's creation zxid
-	watch  <-chan zk.Event      // for waiting: fires when the holder's node changes
-	holder int64                // for waiting: the session that holds the claim
-	behind partitions.Partition // for deferred: the claim whose watch it waits on
-	err    error
-	unsure bool // with err: a create may have gone through
+	state   claimState
+	token   int64                // for held: the claim's creation zxid
+	watch   <-chan zk.Event      // for waiting: fires when the holder's claim or hold record changes
+	holder  int64                // for waiting: the session that holds the claim
+	life    *life                // for waiting on a hold record: the holder's liveness, whose watch fires when its session ends
+	behind  partitions.Partition // for deferred: the claim whose watch it waits on
+	version int32                // for vanished: the hold record's version
+	err     error
+	unsure  bool // with err: a create may have gone through
 }
 
 type claimState int
@@ -419,6 +446,7 @@ const (
 	stateHeld                       // this session's
 	stateWaiting                    // another session's, watched
 	stateDeferred                   // not looked at: waits on the watch of another claim of its batch
+	stateVanished                   // this session's claim is gone, its hold record stands (see holds.go)
 )
 
 // apply records the outcomes of ps and returns the first error, after
@@ -435,6 +463,9 @@ func (c *Claims) apply(ps []partitions.Partition, results []outcome) error {
 			continue
 		}
 		delete(c.unsure, p)
+		if r.state != stateVanished {
+			delete(c.vanished, p)
+		}
 		switch r.state {
 		case stateHeld:
 			c.ours[p] = r.token
@@ -444,10 +475,17 @@ func (c *Claims) apply(ps []partitions.Partition, results []outcome) error {
 			c.waiting[p] = true
 			c.watches.Add(p.String(), r.watch)
 			c.holders[p] = r.holder
+			if r.life != nil {
+				c.waitSession(p, r.holder, r.life)
+			}
 		case stateDeferred:
 			delete(c.ours, p)
 			c.waiting[p] = true
 			c.groups.add(r.behind, p)
+		case stateVanished:
+			delete(c.ours, p)
+			delete(c.holders, p)
+			c.vanished[p] = r.version
 		default:
 			delete(c.ours, p)
 			delete(c.holders, p)
@@ -465,85 +503,34 @@ func inParallel(ps []partitions.Partition, f func(partitions.Partition) outcome)
 }
 
 // check verifies, after a reconnection or a change under the owners
-// node, that p's claim is still ours.
+// node, that p's claim is still ours. One that is not, while its hold
+// record still names this session, has vanished: nobody else can take it,
+// but the member must stop using it (see holds.go).
 func (c *Claims) check(conn session.Conn, p partitions.Partition, sid int64) outcome {
 	exists, stat, err := conn.Exists(c.path(p))
 	switch {
 	case err != nil:
 		return outcome{err: fmt.Errorf("verify claim %s: %w", p, err)}
-	case !exists:
-		c.cfg.Logger.Warn("zkalloc: claim held by this session is gone; claiming it again if still wanted", "partition", p.String())
-		return outcome{state: stateNotHeld}
-	case stat.EphemeralOwner != sid:
-		c.cfg.Logger.Warn("zkalloc: claim held by this session is now another's; the partition is revoked", "partition", p.String(), "owner", fmt.Sprintf("%#x", stat.EphemeralOwner))
-		return outcome{state: stateNotHeld}
+	case exists && stat.EphemeralOwner == sid:
+		return outcome{state: stateHeld, token: stat.Czxid}
 	}
-	return outcome{state: stateHeld, token: stat.Czxid}
-}
-
-// acquire tries to create p's claim; if another session holds it, it
-// arms a watch and reports p waiting.
-func (c *Claims) acquire(conn session.Conn, p partitions.Partition, sid int64) outcome {
-	path := c.path(p)
-	for attempt := 0; attempt < 5; attempt++ {
-		res, err := conn.Multi(createOps([]string{path}, []byte(c.cfg.Member), c.cfg.ACL)...)
-		switch {
-		case err == nil && conn.SessionID() != sid:
-			return outcome{err: errSessionMoved(sid, "claim "+p.String()), unsure: true}
-		case err == nil:
-			c.cfg.Logger.Debug("zkalloc: claimed", "partition", p.String())
-			return outcome{state: stateHeld, token: tokenOf(res)}
-		case errors.Is(err, zk.ErrNoNode):
-			if err := zkpath.Ensure(conn, c.cfg.Paths.Owners(), c.cfg.ACL...); err != nil {
-				return outcome{err: fmt.Errorf("create %s: %w", c.cfg.Paths.Owners(), err)}
-			}
-			continue
-		case !errors.Is(err, zk.ErrNodeExists):
-			// The outcome is unknown: a retry reads the node, a release
-			// deletes it if it is ours.
-			return outcome{err: fmt.Errorf("claim %s: %w", p, err), unsure: true}
-		}
-		r, found, stat := c.look(conn, p, sid)
-		switch found {
-		case foundFinal:
-			return r
-		case foundStale:
-			c.cfg.Logger.Info("zkalloc: replacing claim left by an earlier session", "partition", p.String(), "owner", fmt.Sprintf("%#x", stat.EphemeralOwner))
-			if err := c.deleteCounted(conn, path, stat.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
-				return outcome{err: fmt.Errorf("delete stale claim %s: %w", p, err)}
-			}
-		}
-	}
-	return outcome{err: fmt.Errorf("claim %s: node keeps changing", p)}
-}
-
-// release deletes p's claim if it is still the current session's.
-func (c *Claims) release(conn session.Conn, p partitions.Partition, sid int64) outcome {
-	r, version, ours := c.readToRelease(conn, p, sid)
-	if !ours {
-		return r
-	}
-	if err := c.deleteCounted(conn, c.path(p), version); err != nil && !errors.Is(err, zk.ErrNoNode) {
-		return outcome{state: stateHeld, err: fmt.Errorf("release claim %s: %w", p, err)}
-	}
-	c.cfg.Logger.Debug("zkalloc: released", "partition", p.String())
-	return outcome{state: stateNotHeld}
-}
-
-// readToRelease reads p's claim and reports whether it is session sid's,
-// to be deleted at the version returned; if not, the outcome is final.
-func (c *Claims) readToRelease(conn session.Conn, p partitions.Partition, sid int64) (r outcome, version int32, ours bool) {
-	_, stat, err := conn.Get(c.path(p))
+	hold, err := c.readHold(conn, p, sid, false)
 	switch {
-	case errors.Is(err, zk.ErrNoNode):
 	case err != nil:
-		return outcome{state: stateHeld, err: fmt.Errorf("read claim %s: %w", p, err)}, 0, false
-	case stat.EphemeralOwner != sid:
-		c.cfg.Logger.Warn("zkalloc: claim to release belongs to another session; leaving it", "partition", p.String())
+		return outcome{err: fmt.Errorf("verify claim %s: %w", p, err)}
+	case hold.mine:
+		c.cfg.Logger.Warn("zkalloc: claim held by this session was deleted from outside; its hold record keeps the partition from other members, and it is revoked until released",
+			"partition", p.String())
+		return outcome{state: stateVanished, version: hold.version}
+	case exists:
+		c.cfg.Logger.Warn("zkalloc: claim held by this session is now another's; the partition is revoked", "partition", p.String(), "owner", fmt.Sprintf("%#x", stat.EphemeralOwner))
+	case !hold.present:
+		c.cfg.Logger.Error("zkalloc: claim and hold record of this session were both deleted from outside; another member may take the partition, which is revoked and claimed again if still wanted (never delete hold records while members run)",
+			"partition", p.String())
 	default:
-		return outcome{}, stat.Version, true
+		c.cfg.Logger.Warn("zkalloc: claim held by this session is gone and its hold record names another session; the partition is revoked", "partition", p.String())
 	}
-	return outcome{state: stateNotHeld}, 0, false
+	return outcome{state: stateNotHeld}
 }
 
 func (c *Claims) ownedBefore(owner int64) bool {
@@ -566,12 +553,18 @@ func (c *Claims) report(sid int64) {
 	for p, s := range c.holders {
 		blocked = append(blocked, Blocked{Partition: p, Session: s})
 	}
+	var vanished []partitions.Partition
+	if len(c.vanished) > 0 {
+		vanished = slices.Collect(maps.Keys(c.vanished))
+		partitions.Sort(vanished)
+	}
 	c.out.Set(Held{
 		SessionID:  sid,
 		Reconnects: c.loop.State().Reconnects,
 		Seq:        c.desired.Seq,
 		Held:       list,
 		Tokens:     tokens,
+		Vanished:   vanished,
 		Blocked:    blocked,
 	})
 }

@@ -22,7 +22,8 @@ func TestBatchesBoundCountAndBytes(t *testing.T) {
 		{"bytes", slices.Repeat([]string{long}, 300), 0, []int{0, 64, 128, 192, 256, 300}}, // 4,064 bytes each, 64 fit in 256 KiB
 		{"one over the bytes alone", []string{"/a", strings.Repeat("x", claimBatchBytes), "/b"}, 0, []int{0, 1, 2, 3}},
 	} {
-		if got := batches(tt.paths, tt.data); !slices.Equal(got, tt.want) {
+		size := func(i int) int { return len(tt.paths[i]) + tt.data + 64 }
+		if got := batches(len(tt.paths), size); !slices.Equal(got, tt.want) {
 			t.Errorf("%s: batches = %v, want %v", tt.name, got, tt.want)
 		}
 	}

@@ -16,10 +16,16 @@ import (
 )
 
 // A claim deleted from outside (an operator, a script) while still wanted
-// is noticed by the periodic check and claimed again, with a new, larger
-// token, within about a session timeout: well within the bound of three
-// session timeouts plus 5 s. The other claims are left as they are.
-func TestClaimsDeletedClaimRestored(t *testing.T) {
+// is noticed by the periodic check within about a session timeout (well
+// within the bound of three session timeouts plus 5 s) and reported
+// Vanished, not Held: its hold record still names this session, so no
+// other member takes the partition, and the member must stop using it.
+// It is not created again while wanted; once no longer wanted its hold
+// record is released, and wanted again it is claimed anew, with a larger
+// token. The other claims are left as they are. (Before, the claim was
+// created again at once, while the next owner of a hand-off could take
+// it in between: issue 24.)
+func TestClaimsDeletedClaimVanishes(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	obs := actortest.Observe(t, []string{srv.Addr()}, claimWait)
@@ -33,24 +39,51 @@ func TestClaimsDeletedClaimRestored(t *testing.T) {
 		t.Fatal(err)
 	}
 	deleted := time.Now()
-	after := a.waitHeld("with t:0 claimed again", func(h claims.Held) bool {
-		return slices.Equal(h.Held, ts) && tokenOf(h, ts[0]) > tokenOf(before, ts[0])
+	a.waitHeld("with t:0 vanished", func(h claims.Held) bool {
+		return slices.Equal(h.Held, ts[1:]) && slices.Equal(h.Vanished, ts[:1])
 	})
 	took := time.Since(deleted)
-	t.Logf("claim restored %v after it was deleted (session timeout %v)", took.Round(time.Millisecond), a.st.Timeout)
+	t.Logf("claim found vanished %v after it was deleted (session timeout %v)", took.Round(time.Millisecond), a.st.Timeout)
 	if bound := a.st.Timeout + 5*time.Second; took > bound {
-		t.Errorf("restored after %v, want within %v", took, bound)
+		t.Errorf("vanished after %v, want within %v", took, bound)
+	}
+	checkHold(t, obs.Conn, ts[0], a.st.SessionID, "a")
+	if tokenOf(a.last, ts[1]) != tokenOf(before, ts[1]) {
+		t.Errorf("t:1's token changed from %d to %d; its claim was not touched", tokenOf(before, ts[1]), tokenOf(a.last, ts[1]))
+	}
+
+	// Still wanted: not created again. Each Desired is answered without
+	// it (a Held answering it proves the attempt looked).
+	d = a.want(ts...)
+	a.waitHeld("answering a Desired with t:0 still vanished", func(h claims.Held) bool {
+		return h.Seq == d.Seq && slices.Equal(h.Held, ts[1:]) && slices.Equal(h.Vanished, ts[:1])
+	})
+	if ok, _, _ := obs.Conn.Exists(claimPath(ts[0])); ok {
+		t.Errorf("the vanished claim on t:0 was created again while wanted")
+	}
+
+	// No longer wanted: its record is released.
+	d = a.want(ts[1:]...)
+	a.waitHeld("with t:0 given up", func(h claims.Held) bool {
+		return h.Seq == d.Seq && slices.Equal(h.Held, ts[1:]) && len(h.Vanished) == 0
+	})
+	zktest.WaitGone(t, obs.Conn, holdPath(ts[0]), claimWait)
+
+	// Wanted again: claimed anew, with a larger token.
+	after := a.waitHeld(holds(a.want(ts...), ts))
+	if tokenOf(after, ts[0]) <= tokenOf(before, ts[0]) {
+		t.Errorf("t:0 claimed again with token %d, not above %d", tokenOf(after, ts[0]), tokenOf(before, ts[0]))
 	}
 	wantNodeTokens(t, obs.Conn, after, a.st.SessionID, "a", ts...)
-	if tokenOf(after, ts[1]) != tokenOf(before, ts[1]) {
-		t.Errorf("t:1's token changed from %d to %d; its claim was not touched", tokenOf(before, ts[1]), tokenOf(after, ts[1]))
-	}
+	checkHold(t, obs.Conn, ts[0], a.st.SessionID, "a")
 }
 
-// A claim deleted from outside and created by another session before this
-// one notices is no longer held: Held drops it at once, naming its new
-// holder, and the member revokes the partition. The other's claim is left
-// alone.
+// A claim deleted from outside and created by another session, which
+// knows nothing of hold records (an older version, or a script), before
+// this one notices is no longer held: Held drops it and reports it
+// Vanished, and the member revokes the partition at once. The other's
+// claim is left alone. Once given up, the partition's record is released;
+// wanted again, it waits for the other's claim, naming its holder.
 func TestClaimsDeletedClaimTakenByAnother(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
@@ -67,18 +100,24 @@ func TestClaimsDeletedClaimTakenByAnother(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	a.waitHeld(holds(d, ts[1:]))
+	a.waitHeld("with t:0 dropped and vanished", func(h claims.Held) bool {
+		return h.Seq == d.Seq && slices.Equal(h.Held, ts[1:]) && slices.Equal(h.Vanished, ts[:1])
+	})
 	t.Logf("claim taken by another session dropped after %v", time.Since(start).Round(time.Millisecond))
-	if what, ok := blockedBy(map[partitions.Partition]int64{ts[0]: obs.SessionID}); !ok(a.last) {
-		t.Errorf("Held %+v, want it %s t:0", a.last, what)
-	}
 	checkClaim(t, obs.Conn, ts[0], obs.SessionID, "other")
 	checkClaim(t, obs.Conn, ts[1], a.st.SessionID, "a")
+
+	a.waitHeld(holds(a.want(ts[1:]...), ts[1:]))
+	zktest.WaitGone(t, obs.Conn, holdPath(ts[0]), claimWait)
+	d = a.want(ts...)
+	a.waitHeld(holds(d, ts[1:]))
+	a.waitHeld(blockedBy(map[partitions.Partition]int64{ts[0]: obs.SessionID}))
+	checkClaim(t, obs.Conn, ts[0], obs.SessionID, "other")
 }
 
 // The periodic check costs one request while no claim of the group is
 // created or deleted: the owners node's Stat. Only when that changed are
-// the claims held read, and a deleted one claimed again.
+// the claims held read, and a deleted one reported vanished.
 func TestClaimsCheckReadsClaimsOnlyAfterAChange(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
@@ -101,10 +140,10 @@ func TestClaimsCheckReadsClaimsOnlyAfterAChange(t *testing.T) {
 	}
 	h, n := check()
 	if want := 1 + int64(len(ts)) + 1; n != want {
-		t.Errorf("the check after a deletion sent %d requests, want %d: the owners node, each claim, the create", n, want)
+		t.Errorf("the check after a deletion sent %d requests, want %d: the owners node, each claim, the hold record of the one gone", n, want)
 	}
-	if !slices.Equal(h.Held, ts) || tokenOf(h, ts[1]) <= tokenOf(first, ts[1]) || tokenOf(h, ts[0]) != tokenOf(first, ts[0]) {
-		t.Errorf("Held %+v after t:1 was deleted, want it claimed again with a larger token (was %v)", h, first.Tokens)
+	if kept := []partitions.Partition{ts[0], ts[2]}; !slices.Equal(h.Held, kept) || !slices.Equal(h.Vanished, ts[1:2]) || tokenOf(h, ts[0]) != tokenOf(first, ts[0]) {
+		t.Errorf("Held %+v after t:1 was deleted, want %v held with their tokens and t:1 vanished (tokens were %v)", h, kept, first.Tokens)
 	}
 }
 

@@ -46,3 +46,29 @@ func FuzzClaimNode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzHoldRecord checks the hold record's codec: whatever a record holds
+// (another program may write anything), parseHold never panics, and what
+// it accepts names a session other than 0 and a valid member, within the
+// bound; what holdData writes for those it reads back.
+func FuzzHoldRecord(f *testing.F) {
+	f.Add([]byte("0x1234abcd m1"))
+	f.Add([]byte("0x0 m"))
+	f.Add([]byte("0xffffffffffffffff m"))
+	f.Add([]byte("0x12 ../etc"))
+	f.Add([]byte("12 m"))
+	f.Add([]byte(""))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sid, member, ok := parseHold(data)
+		if !ok {
+			return
+		}
+		if sid == 0 || zkpath.ValidateName(member) != nil || len(member) > zkpath.MaxNameLen || len(data) > maxHoldData {
+			t.Fatalf("parseHold(%q) accepted session %#x, member %q", data, sid, member)
+		}
+		back, m2, ok2 := parseHold(holdData(sid, member))
+		if !ok2 || back != sid || m2 != member {
+			t.Fatalf("holdData(%#x, %q) reads back as %#x, %q, %v", sid, member, back, m2, ok2)
+		}
+	})
+}

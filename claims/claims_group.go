@@ -15,15 +15,19 @@ import (
 //
 // So when an attempt has more than groupLooksAbove claims to look at, a
 // failed batch is looked at only where it failed: ZooKeeper applies a
-// multi-operation's creates in order and reports the first that failed.
-// The claims before it were free and are created again at once; that
-// claim is looked at with a watch; the claims after it are deferred: they
-// wait, unread, on that claim's watch, and are tried again, as a batch,
-// when it fires. A member handing over claims releases them in order and
-// a hundred to a multi-operation, as the new owner claims them, so that
-// when the one watched claim goes, its batch goes with it: a hand-off of
-// 50,000 claims to one member costs that member some 1,500 requests
-// instead of 51,000.
+// multi-operation's operations in order and reports the first that
+// failed, a partition's claim or its hold record. The partitions before
+// it were free and are taken again at once; that one is looked at with a
+// watch (on its hold record, see holds.go, or on its claim if it has no
+// record); the partitions after it are deferred: they wait, unread, on
+// that watch, and are tried again, as a batch, when it fires. A member
+// handing over claims releases them in order and a hundred to a
+// multi-operation, claims and records together, as the new owner claims
+// them, so that when the one watched record goes, its batch goes with it:
+// a hand-off of 50,000 claims to one member costs that member some 1,500
+// requests instead of 51,000. A batch whose culprit's holder has ended (a
+// crashed member) is not deferred: each of its hold records is read, and
+// the batch taken over (see acquireAll).
 //
 // A deferred claim may be held by a member other than the watched
 // claim's holder, or be free. So a group waits at most groupWait: then

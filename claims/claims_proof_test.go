@@ -88,7 +88,7 @@ func TestClaimsProvenReleaseLeavesAnotherSessionsNode(t *testing.T) {
 // The periodic check of the claims held reads only the owners node while
 // nobody else deleted a claim, though this member's own creates changed
 // it. (Before, the first check after claiming read every claim held.) A
-// claim deleted from outside is still noticed and claimed again.
+// claim deleted from outside is still noticed, and reported vanished.
 func TestClaimsCheckProvenReadsNoClaim(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
@@ -107,10 +107,10 @@ func TestClaimsCheckProvenReadsNoClaim(t *testing.T) {
 	}
 	h, n := check()
 	if want := 1 + int64(len(ts)) + 1; n != want {
-		t.Errorf("the check after a deletion sent %d requests, want %d: the owners node, each claim, the create", n, want)
+		t.Errorf("the check after a deletion sent %d requests, want %d: the owners node, each claim, the hold record of the one gone", n, want)
 	}
-	if !slices.Equal(h.Held, ts) || tokenOf(h, lost) <= tokenOf(first, lost) {
-		t.Errorf("%s not claimed again with a larger token after it was deleted", lost)
+	if !slices.Equal(h.Vanished, []partitions.Partition{lost}) || len(h.Held) != len(ts)-1 || tokenOf(h, ts[0]) != tokenOf(first, ts[0]) {
+		t.Errorf("%s not reported vanished, the others held, after it was deleted", lost)
 	}
 	if _, n := check(); n != 1 {
 		t.Errorf("the check after the claims were read sent %d requests, want 1", n)

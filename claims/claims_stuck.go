@@ -15,7 +15,8 @@ import (
 )
 
 // logStuck reads who holds s's claims (the claim's data is its owner's
-// member name) and that member's node, and logs what it found.
+// member name; without the claim, its hold record names it) and that
+// member's node, and logs what it found.
 //
 // Members that compute the same assignment hand a claim over within
 // ReleaseTimeout of seeing the change, or within a session timeout when
@@ -47,6 +48,17 @@ func (c *Claims) logStuck(s Stuck) {
 	level := slog.LevelWarn
 	msg := "zkalloc: claims wanted here have been held by another member for longer than a hand-off takes; members of a group must run the same Strategy and zkalloc version (or the holder has a longer ReleaseTimeout)"
 	name, _, err := conn.Get(c.path(ps[0]))
+	if errors.Is(err, zk.ErrNoNode) {
+		// The claim is gone, its hold record stands (see holds.go): the
+		// record names the holder.
+		var data []byte
+		if data, _, err = conn.Get(c.record(ps[0])); err == nil {
+			name = data
+			if _, member, ok := parseHold(data); ok {
+				name = []byte(member)
+			}
+		}
+	}
 	if err != nil {
 		attrs = append(attrs, "holder", "unknown: "+err.Error())
 		c.cfg.Logger.Log(context.Background(), level, msg, attrs...)

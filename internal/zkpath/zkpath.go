@@ -3,6 +3,7 @@
 //	<root>/groups/<group>/members/<member>       ephemeral
 //	<root>/groups/<group>/partitions/<topic>     persistent, compact id ranges
 //	<root>/groups/<group>/owners/<topic>:<id>    ephemeral, hand-off claims
+//	<root>/groups/<group>/holds/<topic>:<id>     persistent, the session holding each claim
 //	<root>/groups/<group>/seats/<member>         persistent, with DepartureDelay
 package zkpath
 
