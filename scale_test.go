@@ -207,8 +207,8 @@ func TestScaleMillionPartitions(t *testing.T) {
 	scaleOnly(t)
 	srv := zktest.Standalone(t, zktest.Options{})
 	v := storeAndLoad(t, srv, "scale-million", denseTopics(1000, 1000))
-	if len(v.Parts) != 1_000_000 || !slices.IsSortedFunc(v.Parts, partitions.Compare) {
-		t.Fatalf("view has %d partitions, sorted %v", len(v.Parts), slices.IsSortedFunc(v.Parts, partitions.Compare))
+	if len(v.Parts) != 1_000_000 || !slices.IsSortedFunc(v.Parts, rebalance.Compare) {
+		t.Fatalf("view has %d partitions, sorted %v", len(v.Parts), slices.IsSortedFunc(v.Parts, rebalance.Compare))
 	}
 
 	// A change to every topic: 1,000 data watches fire at a member.
@@ -374,7 +374,7 @@ func awaitConverged(t *testing.T, g *benchGroup, start time.Time, within time.Du
 // unassigned lists the partitions that no member's last update has, with
 // the member that should have it and the holder of its claim.
 func unassigned(t *testing.T, g *benchGroup) string {
-	owner := map[partitions.Partition]int{}
+	owner := map[rebalance.Partition]int{}
 	var names []string
 	for i, m := range g.members {
 		m.mu.Lock()

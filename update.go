@@ -2,15 +2,15 @@ package zkalloc
 
 import (
 	"github.com/zkalloc/zkalloc/internal/hook"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/rebalance/member"
 )
 
 // Partition names one partition of one topic: Topic, its topic's name, and
-// ID, the partition's number in it. It is [partitions.Partition]: that
-// package has its [partitions.Compare] order (by topic, then numerically
-// by ID), [partitions.Parse] and String ("topic:id").
-type Partition = partitions.Partition
+// ID, the partition's number in it. It is [rebalance.Partition]: that
+// package has its [rebalance.Compare] order (by topic, then numerically
+// by ID), [rebalance.Parse] and String ("topic:id").
+type Partition = rebalance.Partition
 
 // Update is one snapshot of this member's assignment, as its consumer
 // receives it from [Allocator.Updates]. It is a value: nothing in it
@@ -28,7 +28,7 @@ type Update struct {
 	// share is paused).
 	Members []string
 	// Assigned is every partition this member owns now, sorted by
-	// [partitions.Compare]. No other member lists any of them in its own
+	// [rebalance.Compare]. No other member lists any of them in its own
 	// Assigned at the same time.
 	Assigned []Partition
 	// Added and Revoked are the partitions that Assigned gained and lost

@@ -18,7 +18,7 @@ import (
 	"github.com/zkalloc/zkalloc/internal/ioloop"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zkwatch"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -108,28 +108,28 @@ type Claims struct {
 	loop       *ioloop.Loop       // the session state and the retries
 	sessions   map[int64]struct{} // every session this actor has had
 	desired    Desired
-	ours       map[partitions.Partition]int64    // claims held by session st.SessionID: their creation zxid, the fencing token
-	unsure     map[partitions.Partition]struct{} // creates whose outcome is unknown, in this session or one before
-	verify     bool                              // held claims must be checked after a reconnection
-	waiting    map[partitions.Partition]bool     // watched, held by another session; kept when unwanted, so wanting it again needs no new watch
+	ours       map[rebalance.Partition]int64    // claims held by session st.SessionID: their creation zxid, the fencing token
+	unsure     map[rebalance.Partition]struct{} // creates whose outcome is unknown, in this session or one before
+	verify     bool                             // held claims must be checked after a reconnection
+	waiting    map[rebalance.Partition]bool     // watched, held by another session; kept when unwanted, so wanting it again needs no new watch
 	watches    *zkwatch.Set
-	dirty      bool                           // something to do or to report
-	holders    map[partitions.Partition]int64 // wanted claims found held by another session: its ID
-	checkTimer actor.Timer                    // fires when the claims are due to be checked
-	checkDue   bool                           // the owners node is to be looked at
-	cversion   int32                          // the owners node's Cversion when last looked at; valid if seen
+	dirty      bool                          // something to do or to report
+	holders    map[rebalance.Partition]int64 // wanted claims found held by another session: its ID
+	checkTimer actor.Timer                   // fires when the claims are due to be checked
+	checkDue   bool                          // the owners node is to be looked at
+	cversion   int32                         // the owners node's Cversion when last looked at; valid if seen
 	seen       bool
-	groups     groups                         // claims that wait on another's watch (see claims_group.go)
-	vanished   map[partitions.Partition]int32 // claims of this session deleted from outside while its hold record stands: the record's version (see holds.go)
+	groups     groups                        // claims that wait on another's watch (see claims_group.go)
+	vanished   map[rebalance.Partition]int32 // claims of this session deleted from outside while its hold record stands: the record's version (see holds.go)
 	// The holders' sessions whose member nodes are watched (see holds.go),
 	// and the claims that wait on each.
 	sessionWatched map[int64]bool
-	sessionWaiters map[int64][]partitions.Partition
-	sessionMember  map[int64]string              // the member of each of those sessions
-	rewatching     map[int64]string              // those whose member node changed, to watch again
-	foreignMu      sync.Mutex                    // guards foreign: looks run concurrently
-	foreign        map[partitions.Partition]bool // hold records not zkalloc's, logged
-	parentsOK      bool                          // the owners and holds nodes were found, or created
+	sessionWaiters map[int64][]rebalance.Partition
+	sessionMember  map[int64]string             // the member of each of those sessions
+	rewatching     map[int64]string             // those whose member node changed, to watch again
+	foreignMu      sync.Mutex                   // guards foreign: looks run concurrently
+	foreign        map[rebalance.Partition]bool // hold records not zkalloc's, logged
+	parentsOK      bool                         // the owners and holds nodes were found, or created
 
 	// The proof that the claims in ours are still this session's (see
 	// claims_proof.go).
@@ -156,19 +156,19 @@ func New(cfg Config) *Claims {
 		in:         actor.NewLatest[Desired](),
 		out:        actor.NewLatest[Held](),
 		sessions:   make(map[int64]struct{}),
-		ours:       make(map[partitions.Partition]int64),
-		unsure:     make(map[partitions.Partition]struct{}),
-		waiting:    make(map[partitions.Partition]bool),
+		ours:       make(map[rebalance.Partition]int64),
+		unsure:     make(map[rebalance.Partition]struct{}),
+		waiting:    make(map[rebalance.Partition]bool),
 		watches:    zkwatch.New(),
 		box:        NewStuckBox(),
-		holders:    make(map[partitions.Partition]int64),
+		holders:    make(map[rebalance.Partition]int64),
 		checkTimer: actor.StoppedTimer(cfg.Clock),
 		groups:     newGroups(cfg.Clock),
-		vanished:   make(map[partitions.Partition]int32),
-		foreign:    make(map[partitions.Partition]bool),
+		vanished:   make(map[rebalance.Partition]int32),
+		foreign:    make(map[rebalance.Partition]bool),
 
 		sessionWatched: make(map[int64]bool),
-		sessionWaiters: make(map[int64][]partitions.Partition),
+		sessionWaiters: make(map[int64][]rebalance.Partition),
 		sessionMember:  make(map[int64]string),
 		rewatching:     make(map[int64]string),
 		loop:           ioloop.New(ioloop.Config{Session: cfg.Session, Clock: cfg.Clock, Logger: cfg.Logger, What: "claim update"}),
@@ -286,7 +286,7 @@ func (c *Claims) work() error {
 	}
 	if c.verify {
 		mine := slices.Collect(maps.Keys(c.ours))
-		results := inParallel(mine, func(p partitions.Partition) outcome { return c.check(conn, p, sid) })
+		results := inParallel(mine, func(p rebalance.Partition) outcome { return c.check(conn, p, sid) })
 		if err := c.apply(mine, results); err != nil {
 			return err
 		}
@@ -299,7 +299,7 @@ func (c *Claims) work() error {
 	if err := c.rewatch(conn, ls); err != nil {
 		return err
 	}
-	want := make(map[partitions.Partition]bool, len(c.desired.Want))
+	want := make(map[rebalance.Partition]bool, len(c.desired.Want))
 	if c.desired.SessionID == sid {
 		for _, p := range c.desired.Want {
 			want[p] = true
@@ -308,7 +308,7 @@ func (c *Claims) work() error {
 	// A create whose outcome is unknown may have made a claim of this
 	// session: if it is no longer wanted, release it too, or it would
 	// stay with the session and its next owner would wait for ever.
-	var release, acquire, unvanish []partitions.Partition
+	var release, acquire, unvanish []rebalance.Partition
 	for p := range c.ours {
 		if !want[p] {
 			release = append(release, p)
@@ -321,7 +321,7 @@ func (c *Claims) work() error {
 	}
 	// In order, so that a hand-off of many claims to one member releases
 	// them in the batches that member claims them in (see claims_group.go).
-	partitions.Sort(release)
+	rebalance.Sort(release)
 	// A vanished claim is not created again while it is wanted: the
 	// member revokes its partition first, and only once it no longer
 	// wants it is its hold record released (see holds.go).
@@ -355,7 +355,7 @@ func (c *Claims) work() error {
 	// held by others are looked at, one request each: a member joining a
 	// large group can then start (with those partitions pending) at once.
 	early := func(idx []int, results []outcome) {
-		ps, rs := make([]partitions.Partition, len(idx)), make([]outcome, len(idx))
+		ps, rs := make([]rebalance.Partition, len(idx)), make([]outcome, len(idx))
 		for k, i := range idx {
 			ps[k], rs[k] = acquire[i], results[i]
 		}
@@ -422,19 +422,19 @@ func (c *Claims) lookAtOwners(conn session.Conn) (ownersMark, bool, error) {
 	return m, exists, nil
 }
 
-func (c *Claims) path(p partitions.Partition) string { return c.cfg.Paths.Owners() + "/" + p.String() }
+func (c *Claims) path(p rebalance.Partition) string { return c.cfg.Paths.Owners() + "/" + p.String() }
 
 // outcome is what one request sequence on one claim found. The sequences
 // run concurrently; only [Claims.apply], on the actor's goroutine, changes
 // the actor's state from them.
 type outcome struct {
 	state   claimState
-	token   int64                // for held: the claim's creation zxid
-	watch   <-chan zk.Event      // for waiting: fires when the holder's claim or hold record changes
-	holder  int64                // for waiting: the session that holds the claim
-	life    *life                // for waiting on a hold record: the holder's liveness, whose watch fires when its session ends
-	behind  partitions.Partition // for deferred: the claim whose watch it waits on
-	version int32                // for vanished: the hold record's version
+	token   int64               // for held: the claim's creation zxid
+	watch   <-chan zk.Event     // for waiting: fires when the holder's claim or hold record changes
+	holder  int64               // for waiting: the session that holds the claim
+	life    *life               // for waiting on a hold record: the holder's liveness, whose watch fires when its session ends
+	behind  rebalance.Partition // for deferred: the claim whose watch it waits on
+	version int32               // for vanished: the hold record's version
 	err     error
 	unsure  bool // with err: a create may have gone through
 }
@@ -451,7 +451,7 @@ const (
 
 // apply records the outcomes of ps and returns the first error, after
 // recording every success.
-func (c *Claims) apply(ps []partitions.Partition, results []outcome) error {
+func (c *Claims) apply(ps []rebalance.Partition, results []outcome) error {
 	var first error
 	for i, p := range ps {
 		r := results[i]
@@ -496,7 +496,7 @@ func (c *Claims) apply(ps []partitions.Partition, results []outcome) error {
 
 // inParallel runs f on every partition with the requests pipelined (see
 // [inflight.Do]) and returns the outcomes in order.
-func inParallel(ps []partitions.Partition, f func(partitions.Partition) outcome) []outcome {
+func inParallel(ps []rebalance.Partition, f func(rebalance.Partition) outcome) []outcome {
 	results := make([]outcome, len(ps))
 	inflight.Do(len(ps), func(i int) { results[i] = f(ps[i]) })
 	return results
@@ -506,7 +506,7 @@ func inParallel(ps []partitions.Partition, f func(partitions.Partition) outcome)
 // node, that p's claim is still ours. One that is not, while its hold
 // record still names this session, has vanished: nobody else can take it,
 // but the member must stop using it (see holds.go).
-func (c *Claims) check(conn session.Conn, p partitions.Partition, sid int64) outcome {
+func (c *Claims) check(conn session.Conn, p rebalance.Partition, sid int64) outcome {
 	exists, stat, err := conn.Exists(c.path(p))
 	switch {
 	case err != nil:
@@ -540,11 +540,11 @@ func (c *Claims) ownedBefore(owner int64) bool {
 
 // report publishes what is held.
 func (c *Claims) report(sid int64) {
-	list := make([]partitions.Partition, 0, len(c.ours))
+	list := make([]rebalance.Partition, 0, len(c.ours))
 	for p := range c.ours {
 		list = append(list, p)
 	}
-	partitions.Sort(list)
+	rebalance.Sort(list)
 	tokens := make([]int64, len(list))
 	for i, p := range list {
 		tokens[i] = c.ours[p]
@@ -553,10 +553,10 @@ func (c *Claims) report(sid int64) {
 	for p, s := range c.holders {
 		blocked = append(blocked, Blocked{Partition: p, Session: s})
 	}
-	var vanished []partitions.Partition
+	var vanished []rebalance.Partition
 	if len(c.vanished) > 0 {
 		vanished = slices.Collect(maps.Keys(c.vanished))
-		partitions.Sort(vanished)
+		rebalance.Sort(vanished)
 	}
 	c.out.Set(Held{
 		SessionID:  sid,

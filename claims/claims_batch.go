@@ -8,7 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -50,9 +50,9 @@ const releaseBatchesInFlight = 16
 // finds most of what it wants held by others, and one request per claim
 // takes seconds; what it holds already is reported without waiting for
 // them (see [Claims.work]).
-func (c *Claims) acquireAll(conn session.Conn, ps []partitions.Partition, sid int64, ls *lives, created func(idx []int, results []outcome)) []outcome {
+func (c *Claims) acquireAll(conn session.Conn, ps []rebalance.Partition, sid int64, ls *lives, created func(idx []int, results []outcome)) []outcome {
 	if len(ps) < 2 {
-		return inParallel(ps, func(p partitions.Partition) outcome { return c.acquire(conn, p, sid, ls) })
+		return inParallel(ps, func(p rebalance.Partition) outcome { return c.acquire(conn, p, sid, ls) })
 	}
 	results := make([]outcome, len(ps))
 	all := make([]int, len(ps))
@@ -144,7 +144,7 @@ func (c *Claims) acquireAll(conn session.Conn, ps []partitions.Partition, sid in
 // batch rolled back because one of them was held (its claim or hold
 // record existed), culprit[i] (if culprit is not nil) is the index into
 // ps of that one, the first of the batch that failed; -1 for the others.
-func (c *Claims) createAll(conn session.Conn, ps []partitions.Partition, idx []int, sid int64, replace []int32, results []outcome, status []batchOutcome, culprit []int) {
+func (c *Claims) createAll(conn session.Conn, ps []rebalance.Partition, idx []int, sid int64, replace []int32, results []outcome, status []batchOutcome, culprit []int) {
 	ts := make([]take, len(idx))
 	for k, i := range idx {
 		ts[k] = take{p: ps[i], replace: noRecord}
@@ -252,7 +252,7 @@ func errSessionMoved(sid int64, what string) error {
 // claims_group.go): it returns the claims to look at (each batch's
 // culprit, and the claims not to group) and those that were free, and
 // fills deferred with the claims after each culprit, by its index.
-func (c *Claims) group(ps []partitions.Partition, rolledBack, culprit []int, deferred map[int][]int) (look, free []int) {
+func (c *Claims) group(ps []rebalance.Partition, rolledBack, culprit []int, deferred map[int][]int) (look, free []int) {
 	for _, i := range rolledBack {
 		_, unsure := c.unsure[ps[i]]
 		w := culprit[i]

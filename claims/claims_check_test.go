@@ -12,7 +12,7 @@ import (
 	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zktest"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // A claim deleted from outside (an operator, a script) while still wanted
@@ -111,7 +111,7 @@ func TestClaimsDeletedClaimTakenByAnother(t *testing.T) {
 	zktest.WaitGone(t, obs.Conn, holdPath(ts[0]), claimWait)
 	d = a.want(ts...)
 	a.waitHeld(holds(d, ts[1:]))
-	a.waitHeld(blockedBy(map[partitions.Partition]int64{ts[0]: obs.SessionID}))
+	a.waitHeld(blockedBy(map[rebalance.Partition]int64{ts[0]: obs.SessionID}))
 	checkClaim(t, obs.Conn, ts[0], obs.SessionID, "other")
 }
 
@@ -142,7 +142,7 @@ func TestClaimsCheckReadsClaimsOnlyAfterAChange(t *testing.T) {
 	if want := 1 + int64(len(ts)) + 1; n != want {
 		t.Errorf("the check after a deletion sent %d requests, want %d: the owners node, each claim, the hold record of the one gone", n, want)
 	}
-	if kept := []partitions.Partition{ts[0], ts[2]}; !slices.Equal(h.Held, kept) || !slices.Equal(h.Vanished, ts[1:2]) || tokenOf(h, ts[0]) != tokenOf(first, ts[0]) {
+	if kept := []rebalance.Partition{ts[0], ts[2]}; !slices.Equal(h.Held, kept) || !slices.Equal(h.Vanished, ts[1:2]) || tokenOf(h, ts[0]) != tokenOf(first, ts[0]) {
 		t.Errorf("Held %+v after t:1 was deleted, want %v held with their tokens and t:1 vanished (tokens were %v)", h, kept, first.Tokens)
 	}
 }

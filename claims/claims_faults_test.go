@@ -15,7 +15,7 @@ import (
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zktest"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -69,7 +69,7 @@ func TestClaimsOneFailingClaimDoesNotHoldUpTheOthers(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	obs := actortest.Observe(t, []string{srv.Addr()}, claimWait)
-	var refused atomic.Pointer[partitions.Partition]
+	var refused atomic.Pointer[rebalance.Partition]
 	a := startClaimerWith(t, []string{srv.Addr()}, "a", 4*time.Second, func(conn session.Conn) session.Conn {
 		return refusingConn{Conn: conn, refuse: func(p string) bool {
 			r := refused.Load()
@@ -82,23 +82,23 @@ func TestClaimsOneFailingClaimDoesNotHoldUpTheOthers(t *testing.T) {
 	// A create that keeps failing.
 	refused.Store(&t1)
 	d := a.want(t0, t1)
-	a.waitHeld(holds(d, []partitions.Partition{t0}))
+	a.waitHeld(holds(d, []rebalance.Partition{t0}))
 
 	// A release that keeps failing: t:2 is taken all the same, and t:0,
 	// whose release works, given up.
 	refused.Store(nil)
-	a.waitHeld(holds(a.want(t0, t1), []partitions.Partition{t0, t1}))
+	a.waitHeld(holds(a.want(t0, t1), []rebalance.Partition{t0, t1}))
 	refused.Store(&t1)
 	d = a.want(t2)
 	a.waitHeld("with t:2 taken and t:0 given up, t:1 still held", func(h claims.Held) bool {
-		return h.Seq == d.Seq && slices.Equal(h.Held, []partitions.Partition{t1, t2})
+		return h.Seq == d.Seq && slices.Equal(h.Held, []rebalance.Partition{t1, t2})
 	})
 	zktest.WaitGone(t, obs.Conn, claimPath(t0), claimWait)
 	checkClaim(t, obs.Conn, t1, a.st.SessionID, "a")
 
 	// Once it can be, the stuck release goes through too.
 	refused.Store(&t3)
-	a.waitHeld(holds(d, []partitions.Partition{t2}))
+	a.waitHeld(holds(d, []rebalance.Partition{t2}))
 	zktest.WaitGone(t, obs.Conn, claimPath(t1), claimWait)
 }
 
@@ -158,9 +158,9 @@ func TestClaimsReportStuckWhileAnotherClaimFails(t *testing.T) {
 		cfg.Logger, cfg.Strategy = slog.New(logs), "balanced"
 	})
 	d := a.want(t0, t1, t2)
-	a.waitHeld(holds(d, []partitions.Partition{t2}))
-	a.waitHeld(blockedBy(map[partitions.Partition]int64{t0: other.SessionID}))
-	a.stuck.Put(claims.Stuck{Session: other.SessionID, Parts: []partitions.Partition{t0}, HeldFor: time.Minute})
+	a.waitHeld(holds(d, []rebalance.Partition{t2}))
+	a.waitHeld(blockedBy(map[rebalance.Partition]int64{t0: other.SessionID}))
+	a.stuck.Put(claims.Stuck{Session: other.SessionID, Parts: []rebalance.Partition{t0}, HeldFor: time.Minute})
 	wantStuckReport(t, logs) // past the failing claim's retries
 }
 
@@ -212,8 +212,8 @@ func TestClaimsReportStuckWhileTheCheckFails(t *testing.T) {
 	}, func(cfg *claims.Config) {
 		cfg.Logger, cfg.Strategy = slog.New(logs), "balanced"
 	})
-	a.waitHeld(holds(a.want(t0, t1), []partitions.Partition{t1}))
-	a.waitHeld(blockedBy(map[partitions.Partition]int64{t0: other.SessionID}))
+	a.waitHeld(holds(a.want(t0, t1), []rebalance.Partition{t1}))
+	a.waitHeld(blockedBy(map[rebalance.Partition]int64{t0: other.SessionID}))
 
 	fail.Store(true)
 	before := a.st.Reconnects
@@ -222,7 +222,7 @@ func TestClaimsReportStuckWhileTheCheckFails(t *testing.T) {
 	if r := logs.Next(t, claimWait); r.Attrs["holder"] != "" {
 		t.Fatalf("log %+v, want the failed check's retry first", r)
 	}
-	a.stuck.Put(claims.Stuck{Session: other.SessionID, Parts: []partitions.Partition{t0}, HeldFor: time.Minute})
+	a.stuck.Put(claims.Stuck{Session: other.SessionID, Parts: []rebalance.Partition{t0}, HeldFor: time.Minute})
 	wantStuckReport(t, logs) // past the failing check's retries
 }
 

@@ -6,11 +6,11 @@ import (
 	"testing"
 
 	"github.com/zkalloc/zkalloc/internal/zkpath"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // FuzzClaimNode checks the two things read back from a claim: its node
-// name, which fired parses with partitions.Parse (a watch's key is the
+// name, which fired parses with rebalance.Parse (a watch's key is the
 // partition's String), and its data, the member name written at creation,
 // which logStuck joins to members/ to read the holder's node. For a valid
 // partition and member name, the claim's path must be a child of owners/
@@ -22,10 +22,10 @@ func FuzzClaimNode(f *testing.F) {
 	f.Add("t", int32(7), "..")
 	f.Add("t", int32(7), "a/b")
 	f.Add("t", int32(-7), "m")
-	f.Add(strings.Repeat("x", partitions.MaxTopicLen), int32(1), strings.Repeat("y", zkpath.MaxNameLen))
+	f.Add(strings.Repeat("x", rebalance.MaxNameLen), int32(1), strings.Repeat("y", rebalance.MaxNameLen))
 	f.Fuzz(func(t *testing.T, topic string, id int32, member string) {
-		p := partitions.Partition{Topic: topic, ID: id}
-		if partitions.ValidateTopic(topic) != nil || id < 0 {
+		p := rebalance.Partition{Topic: topic, ID: id}
+		if rebalance.ValidateTopic(topic) != nil || id < 0 {
 			return
 		}
 		c := &Claims{cfg: Config{Paths: zkpath.Group{Root: "/zkalloc", Group: "g"}, Member: member}}
@@ -33,10 +33,10 @@ func FuzzClaimNode(f *testing.F) {
 		if dir := path.Dir(claim); dir != c.cfg.Paths.Owners() {
 			t.Fatalf("claim of %#v at %q: parent %q, want %q", p, claim, dir, c.cfg.Paths.Owners())
 		}
-		if got, err := partitions.Parse(path.Base(claim)); err != nil || got != p {
+		if got, err := rebalance.Parse(path.Base(claim)); err != nil || got != p {
 			t.Fatalf("claim of %#v at %q: Parse(base) = %#v, %v", p, claim, got, err)
 		}
-		if zkpath.ValidateName(member) != nil || len(member) > zkpath.MaxNameLen {
+		if rebalance.ValidateName(member) != nil || len(member) > rebalance.MaxNameLen {
 			return // New refuses such a member name
 		}
 		data := []byte(c.cfg.Member) // as claim and claimBatch write it
@@ -63,7 +63,7 @@ func FuzzHoldRecord(f *testing.F) {
 		if !ok {
 			return
 		}
-		if sid == 0 || zkpath.ValidateName(member) != nil || len(member) > zkpath.MaxNameLen || len(data) > maxHoldData {
+		if sid == 0 || rebalance.ValidateName(member) != nil || len(member) > rebalance.MaxNameLen || len(data) > maxHoldData {
 			t.Fatalf("parseHold(%q) accepted session %#x, member %q", data, sid, member)
 		}
 		back, m2, ok2 := parseHold(holdData(sid, member))

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc/actor"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // A member that takes over many claims at once, as when it joins a group
@@ -42,26 +42,26 @@ const (
 
 // groups are the claims deferred behind a watched claim, by that claim.
 type groups struct {
-	behind map[partitions.Partition][]partitions.Partition
-	since  map[partitions.Partition]time.Time // when each group began to wait
-	single map[partitions.Partition]bool      // claims to look at one by one in the next attempt
-	timer  actor.Timer                        // fires when the oldest group has waited groupWait
+	behind map[rebalance.Partition][]rebalance.Partition
+	since  map[rebalance.Partition]time.Time // when each group began to wait
+	single map[rebalance.Partition]bool      // claims to look at one by one in the next attempt
+	timer  actor.Timer                       // fires when the oldest group has waited groupWait
 	clock  actor.Clock
 	due    time.Time // when timer fires; zero if stopped
 }
 
 func newGroups(clock actor.Clock) groups {
 	return groups{
-		behind: make(map[partitions.Partition][]partitions.Partition),
-		since:  make(map[partitions.Partition]time.Time),
-		single: make(map[partitions.Partition]bool),
+		behind: make(map[rebalance.Partition][]rebalance.Partition),
+		since:  make(map[rebalance.Partition]time.Time),
+		single: make(map[rebalance.Partition]bool),
 		timer:  actor.StoppedTimer(clock),
 		clock:  clock,
 	}
 }
 
 // add defers p behind watched.
-func (g *groups) add(watched, p partitions.Partition) {
+func (g *groups) add(watched, p rebalance.Partition) {
 	if _, ok := g.since[watched]; !ok {
 		now := g.clock.Now()
 		g.since[watched] = now
@@ -84,7 +84,7 @@ func (g *groups) clear() {
 
 // endGroup ends the wait of the claims deferred behind p, whose watch
 // fired: the next attempt tries them again.
-func (c *Claims) endGroup(p partitions.Partition) {
+func (c *Claims) endGroup(p rebalance.Partition) {
 	for _, q := range c.groups.behind[p] {
 		delete(c.waiting, q)
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -151,7 +151,7 @@ func (c *Claims) deleted(n int) { c.gone.Add(int32(n)) }
 // and returns the indexes into ps of the others, to release with reads.
 // A batch with a hold record missing (deleted from outside) fails, and is
 // released with reads.
-func (c *Claims) releaseProven(conn session.Conn, ps []partitions.Partition, sid int64, results []outcome) (left []int) {
+func (c *Claims) releaseProven(conn session.Conn, ps []rebalance.Partition, sid int64, results []outcome) (left []int) {
 	bounds := batches(len(ps), func(i int) int { return c.releaseBytes(ps[i]) })
 	nb := len(bounds) - 1
 	done := make([]bool, nb)

@@ -10,7 +10,7 @@ import (
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -96,7 +96,7 @@ func TestProofRefusedOnceTheCounterSaturates(t *testing.T) {
 func TestChecksReadClaimsOnceTheCounterSaturates(t *testing.T) {
 	logs := actortest.NewLogs()
 	c := testClaims(slog.New(logs))
-	c.ours[partitions.Partition{Topic: "t", ID: 0}] = 1
+	c.ours[rebalance.Partition{Topic: "t", ID: 0}] = 1
 	conn := ownersConn{stat: ownersStat(math.MaxInt32, 1000)}
 	for look := range 3 {
 		c.verify = false
@@ -134,7 +134,7 @@ func TestProofBaseDroppedOnAFreshConnection(t *testing.T) {
 		c.onSession(fresh)
 	}
 	up(1)
-	c.ours[partitions.Partition{Topic: "t", ID: 0}] = 1
+	c.ours[rebalance.Partition{Topic: "t", ID: 0}] = 1
 	c.rebase(markOf(ownersStat(10, 1)))
 	up(2) // the same session, on a new connection
 	if c.baseOK {

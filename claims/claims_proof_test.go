@@ -10,13 +10,13 @@ import (
 
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zktest"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
 // manyParts returns n partitions of topic t, more than a release proves
 // without reads (provenReleaseAbove).
-func manyParts(n int) []partitions.Partition {
+func manyParts(n int) []rebalance.Partition {
 	ids := make([]int32, n)
 	for i := range ids {
 		ids[i] = int32(i)
@@ -26,7 +26,7 @@ func manyParts(n int) []partitions.Partition {
 
 // startHolding starts a server and the claimer "a", without the periodic
 // check, and waits until a holds want.
-func startHolding(t *testing.T, want []partitions.Partition) (servers []string, a *claimer) {
+func startHolding(t *testing.T, want []rebalance.Partition) (servers []string, a *claimer) {
 	t.Helper()
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers = []string{srv.Addr()}
@@ -109,7 +109,7 @@ func TestClaimsCheckProvenReadsNoClaim(t *testing.T) {
 	if want := 1 + int64(len(ts)) + 1; n != want {
 		t.Errorf("the check after a deletion sent %d requests, want %d: the owners node, each claim, the hold record of the one gone", n, want)
 	}
-	if !slices.Equal(h.Vanished, []partitions.Partition{lost}) || len(h.Held) != len(ts)-1 || tokenOf(h, ts[0]) != tokenOf(first, ts[0]) {
+	if !slices.Equal(h.Vanished, []rebalance.Partition{lost}) || len(h.Held) != len(ts)-1 || tokenOf(h, ts[0]) != tokenOf(first, ts[0]) {
 		t.Errorf("%s not reported vanished, the others held, after it was deleted", lost)
 	}
 	if _, n := check(); n != 1 {

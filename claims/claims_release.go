@@ -8,7 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -21,7 +21,7 @@ import (
 // is still the current session's, in one multi-operation (see holds.go).
 // A claim that is gone, or another's, leaves the hold record, which is
 // deleted if it names this session.
-func (c *Claims) release(conn session.Conn, p partitions.Partition, sid int64) outcome {
+func (c *Claims) release(conn session.Conn, p rebalance.Partition, sid int64) outcome {
 	for attempt := 0; attempt < 5; attempt++ {
 		r, version, ours := c.readToRelease(conn, p, sid)
 		if !ours {
@@ -63,7 +63,7 @@ func releaseOps(claim, record string, version int32) []any {
 // readToRelease reads p's claim and reports whether it is session sid's,
 // to be deleted at the version returned; if not, the outcome is final,
 // and this session's hold record, if one stands, has been released.
-func (c *Claims) readToRelease(conn session.Conn, p partitions.Partition, sid int64) (r outcome, version int32, ours bool) {
+func (c *Claims) readToRelease(conn session.Conn, p rebalance.Partition, sid int64) (r outcome, version int32, ours bool) {
 	_, stat, err := conn.Get(c.path(p))
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
@@ -93,7 +93,7 @@ func (c *Claims) readToRelease(conn session.Conn, p partitions.Partition, sid in
 //
 // A release of many claims first deletes, without reading them, those it
 // can prove this session's (see claims_proof.go).
-func (c *Claims) releaseAll(conn session.Conn, ps []partitions.Partition, sid int64) []outcome {
+func (c *Claims) releaseAll(conn session.Conn, ps []rebalance.Partition, sid int64) []outcome {
 	if len(ps) <= provenReleaseAbove || !c.baseOK {
 		return c.releaseRead(conn, ps, sid)
 	}
@@ -105,8 +105,8 @@ func (c *Claims) releaseAll(conn session.Conn, ps []partitions.Partition, sid in
 			other = append(other, i)
 		}
 	}
-	pick := func(idx []int) []partitions.Partition {
-		sub := make([]partitions.Partition, len(idx))
+	pick := func(idx []int) []rebalance.Partition {
+		sub := make([]rebalance.Partition, len(idx))
 		for k, i := range idx {
 			sub[k] = ps[i]
 		}
@@ -128,9 +128,9 @@ func (c *Claims) releaseAll(conn session.Conn, ps []partitions.Partition, sid in
 }
 
 // releaseRead is [Claims.releaseAll] with a read of every claim.
-func (c *Claims) releaseRead(conn session.Conn, ps []partitions.Partition, sid int64) []outcome {
+func (c *Claims) releaseRead(conn session.Conn, ps []rebalance.Partition, sid int64) []outcome {
 	if len(ps) < 2 {
-		return inParallel(ps, func(p partitions.Partition) outcome { return c.release(conn, p, sid) })
+		return inParallel(ps, func(p rebalance.Partition) outcome { return c.release(conn, p, sid) })
 	}
 	results := make([]outcome, len(ps))
 	version := make([]int32, len(ps))
@@ -178,6 +178,6 @@ func (c *Claims) releaseRead(conn session.Conn, ps []partitions.Partition, sid i
 
 // releaseBytes is about how many bytes of request releasing p adds: the
 // deletes of its claim and hold record, each path with its headers.
-func (c *Claims) releaseBytes(p partitions.Partition) int {
+func (c *Claims) releaseBytes(p rebalance.Partition) int {
 	return len(c.path(p)) + 64 + len(c.record(p)) + 64
 }

@@ -10,8 +10,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/membership"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // logStuck reads who holds s's claims (the claim's data is its owner's
@@ -67,7 +67,7 @@ func (c *Claims) logStuck(s Stuck) {
 	// The claim's data is whatever its creator wrote: a process that is no
 	// member may have written anything. Name a member's node only with a
 	// valid name, and log no more than the start of anything else.
-	if err := zkpath.ValidateName(string(name)); err != nil {
+	if err := rebalance.ValidateName(string(name)); err != nil {
 		if len(name) > 64 {
 			name = append(name[:64:64], "..."...)
 		}

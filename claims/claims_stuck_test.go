@@ -12,7 +12,7 @@ import (
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zktest"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -21,7 +21,7 @@ import (
 // looks them up and logs them.
 
 // blockedBy is the condition "Held names exactly these holders".
-func blockedBy(want map[partitions.Partition]int64) (string, func(claims.Held) bool) {
+func blockedBy(want map[rebalance.Partition]int64) (string, func(claims.Held) bool) {
 	return "naming the holders", func(h claims.Held) bool {
 		if len(h.Blocked) != len(want) {
 			return false
@@ -67,12 +67,12 @@ func TestClaimsReportClaimsHeldTooLong(t *testing.T) {
 	})
 	d := a.want(ts...)
 	a.waitHeld(holds(d, ts[3:]))
-	a.waitHeld(blockedBy(map[partitions.Partition]int64{ts[0]: other.SessionID, ts[1]: other.SessionID, ts[2]: ghost.SessionID}))
+	a.waitHeld(blockedBy(map[rebalance.Partition]int64{ts[0]: other.SessionID, ts[1]: other.SessionID, ts[2]: ghost.SessionID}))
 	if err := other.Conn.Delete(claimPath(ts[1]), -1); err != nil { // handed over
 		t.Fatal(err)
 	}
-	a.waitHeld(holds(d, []partitions.Partition{ts[1], ts[3]}))
-	if what, ok := blockedBy(map[partitions.Partition]int64{ts[0]: other.SessionID, ts[2]: ghost.SessionID}); !ok(a.last) {
+	a.waitHeld(holds(d, []rebalance.Partition{ts[1], ts[3]}))
+	if what, ok := blockedBy(map[rebalance.Partition]int64{ts[0]: other.SessionID, ts[2]: ghost.SessionID}); !ok(a.last) {
 		t.Errorf("Held %+v, want it %s t:0 and t:2", a.last, what)
 	}
 

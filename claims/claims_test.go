@@ -18,7 +18,7 @@ import (
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zktest"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -105,10 +105,10 @@ func (c *claimer) waitSession(what string, ok func(session.State) bool) session.
 
 // want sends a Desired for the current session, as the rebalance actor
 // would.
-func (c *claimer) want(ps ...partitions.Partition) claims.Desired {
+func (c *claimer) want(ps ...rebalance.Partition) claims.Desired {
 	c.seq++
 	ps = slices.Clone(ps)
-	partitions.Sort(ps)
+	rebalance.Sort(ps)
 	d := claims.Desired{SessionID: c.st.SessionID, Reconnects: c.st.Reconnects, Seq: c.seq, Want: ps}
 	c.desired.Set(d)
 	return d
@@ -122,7 +122,7 @@ func (c *claimer) waitHeld(what string, ok func(claims.Held) bool) claims.Held {
 
 // holds is the condition "Held answers d, in d's session, with exactly
 // held".
-func holds(d claims.Desired, held []partitions.Partition) (string, func(claims.Held) bool) {
+func holds(d claims.Desired, held []rebalance.Partition) (string, func(claims.Held) bool) {
 	return fmt.Sprintf("of %v for seq %d", held, d.Seq), func(h claims.Held) bool {
 		return h.Seq == d.Seq && h.SessionID == d.SessionID && slices.Equal(h.Held, held)
 	}
@@ -160,13 +160,13 @@ func (c countingConn) Multi(ops ...any) ([]zk.MultiResponse, error) {
 	return c.Conn.Multi(ops...)
 }
 
-func claimPath(p partitions.Partition) string { return claimPaths.Owners() + "/" + p.String() }
+func claimPath(p rebalance.Partition) string { return claimPaths.Owners() + "/" + p.String() }
 
-func holdPath(p partitions.Partition) string { return claimPaths.Holds() + "/" + p.String() }
+func holdPath(p rebalance.Partition) string { return claimPaths.Holds() + "/" + p.String() }
 
 // checkHold checks that p's hold record exists and names session owner
 // of member.
-func checkHold(t *testing.T, conn session.Conn, p partitions.Partition, owner int64, member string) {
+func checkHold(t *testing.T, conn session.Conn, p rebalance.Partition, owner int64, member string) {
 	t.Helper()
 	got, stat, err := conn.Get(holdPath(p))
 	if err != nil {
@@ -179,7 +179,7 @@ func checkHold(t *testing.T, conn session.Conn, p partitions.Partition, owner in
 
 // checkClaim checks that p's claim node exists, is owned by owner and
 // holds data, and returns its stat.
-func checkClaim(t *testing.T, conn session.Conn, p partitions.Partition, owner int64, data string) *zk.Stat {
+func checkClaim(t *testing.T, conn session.Conn, p rebalance.Partition, owner int64, data string) *zk.Stat {
 	t.Helper()
 	got, stat, err := conn.Get(claimPath(p))
 	if err != nil {

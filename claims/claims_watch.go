@@ -7,7 +7,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/zkwatch"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -38,14 +38,14 @@ func (c *Claims) fired(f zkwatch.Fired) {
 		delete(c.sessionMember, sid)
 		return
 	}
-	if p, err := partitions.Parse(f.Key); err == nil {
+	if p, err := rebalance.Parse(f.Key); err == nil {
 		c.wake(p)
 	}
 }
 
 // wake makes the next attempt try p again, and the claims that waited
 // with it.
-func (c *Claims) wake(p partitions.Partition) {
+func (c *Claims) wake(p rebalance.Partition) {
 	delete(c.waiting, p)
 	c.endGroup(p)
 	c.dirty = true
@@ -94,7 +94,7 @@ func (c *Claims) forgetWatches() {
 // waitSession has p wait for the end of session sid too, which holds its
 // hold record: the watch on sid's member node, armed once for all the
 // claims that wait on sid.
-func (c *Claims) waitSession(p partitions.Partition, sid int64, l *life) {
+func (c *Claims) waitSession(p rebalance.Partition, sid int64, l *life) {
 	if !c.sessionWatched[sid] && l.watch != nil {
 		c.watches.Add(sessionKey(sid), l.watch)
 		c.sessionWatched[sid] = true

@@ -12,7 +12,7 @@ import (
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -68,7 +68,7 @@ func holdData(sid int64, member string) []byte {
 
 // maxHoldData bounds a hold record's data: "0x", 16 hex digits, a space
 // and a member name.
-const maxHoldData = 2 + 16 + 1 + zkpath.MaxNameLen
+const maxHoldData = 2 + 16 + 1 + rebalance.MaxNameLen
 
 // parseHold reads a hold record's data. It accepts only what holdData
 // writes, with a valid member name; ok is false for anything else.
@@ -81,13 +81,13 @@ func parseHold(data []byte) (sid int64, member string, ok bool) {
 		return 0, "", false
 	}
 	u, err := strconv.ParseUint(hex[2:], 16, 64)
-	if err != nil || u == 0 || zkpath.ValidateName(member) != nil || len(member) > zkpath.MaxNameLen {
+	if err != nil || u == 0 || rebalance.ValidateName(member) != nil || len(member) > rebalance.MaxNameLen {
 		return 0, "", false
 	}
 	return int64(u), member, true
 }
 
-func (c *Claims) record(p partitions.Partition) string { return c.cfg.Paths.Holds() + "/" + p.String() }
+func (c *Claims) record(p rebalance.Partition) string { return c.cfg.Paths.Holds() + "/" + p.String() }
 
 // holdFound is what [Claims.lookRecord] found of a partition's hold record.
 type holdFound int
@@ -163,7 +163,7 @@ func (ls *lives) of(conn session.Conn, paths zkpath.Group, sid int64, member str
 
 // lookRecord reads p's hold record, with a watch if watch is set, and says
 // what it names. The record's session is looked up in ls.
-func (c *Claims) lookRecord(conn session.Conn, p partitions.Partition, sid int64, ls *lives, watch bool) holdLook {
+func (c *Claims) lookRecord(conn session.Conn, p rebalance.Partition, sid int64, ls *lives, watch bool) holdLook {
 	var data []byte
 	var stat *zk.Stat
 	var w <-chan zk.Event
@@ -200,7 +200,7 @@ func (c *Claims) lookRecord(conn session.Conn, p partitions.Partition, sid int64
 }
 
 // logForeign logs, once per partition, a hold record that is not one.
-func (c *Claims) logForeign(p partitions.Partition, data []byte) {
+func (c *Claims) logForeign(p rebalance.Partition, data []byte) {
 	c.foreignMu.Lock()
 	defer c.foreignMu.Unlock()
 	if c.foreign[p] {
@@ -224,7 +224,7 @@ type hold struct {
 // readHold reads p's hold record and reports whether it names session
 // sid (or, with before, an earlier session of this actor), and its
 // version.
-func (c *Claims) readHold(conn session.Conn, p partitions.Partition, sid int64, before bool) (hold, error) {
+func (c *Claims) readHold(conn session.Conn, p rebalance.Partition, sid int64, before bool) (hold, error) {
 	data, stat, err := conn.Get(c.record(p))
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
@@ -240,7 +240,7 @@ func (c *Claims) readHold(conn session.Conn, p partitions.Partition, sid int64, 
 // earlier session of this actor: the claim is gone or another's, and the
 // partition is given up. The record may have been read at version; if it
 // has changed since, it is read again.
-func (c *Claims) releaseHold(conn session.Conn, p partitions.Partition, sid int64, version int32, read bool) error {
+func (c *Claims) releaseHold(conn session.Conn, p rebalance.Partition, sid int64, version int32, read bool) error {
 	for attempt := 0; attempt < 5; attempt++ {
 		if !read {
 			h, err := c.readHold(conn, p, sid, true)
@@ -266,7 +266,7 @@ func (c *Claims) releaseHold(conn session.Conn, p partitions.Partition, sid int6
 
 // releaseVanished releases the hold records of ps, vanished claims no
 // longer wanted, at the versions read.
-func (c *Claims) releaseVanished(conn session.Conn, ps []partitions.Partition, sid int64) []outcome {
+func (c *Claims) releaseVanished(conn session.Conn, ps []rebalance.Partition, sid int64) []outcome {
 	versions := make([]int32, len(ps))
 	for i, p := range ps {
 		versions[i] = c.vanished[p]

@@ -15,7 +15,7 @@ import (
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zktest"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -59,7 +59,7 @@ func TestClaimsNoTakeOverWithoutReleaseOrEnd(t *testing.T) {
 			a.waitHeld(holds(a.want(t0...), t0))
 			db := b.want(t0...)
 			b.waitHeld(holds(db, nil))
-			b.waitHeld(blockedBy(map[partitions.Partition]int64{t0[0]: a.st.SessionID}))
+			b.waitHeld(blockedBy(map[rebalance.Partition]int64{t0[0]: a.st.SessionID}))
 			waitWatching(t, srv.Addr(), claimPath(t0[0]), b.st.SessionID)
 
 			if err := obs.Conn.Delete(claimPath(t0[0]), -1); err != nil {
@@ -180,7 +180,7 @@ func TestClaimsCrashedHolderTakenOver(t *testing.T) {
 			if r := memberReads.Load() - reads; r != 1 {
 				t.Errorf("%d reads of the crashed member's node, want 1", r)
 			}
-			for _, p := range []partitions.Partition{want[0], want[n/2], want[n-1]} {
+			for _, p := range []rebalance.Partition{want[0], want[n/2], want[n-1]} {
 				checkClaim(t, obs.Conn, p, b.st.SessionID, "b")
 				checkHold(t, obs.Conn, p, b.st.SessionID, "b")
 			}
@@ -233,7 +233,7 @@ func TestClaimsForeignHoldRecordWaits(t *testing.T) {
 	a := startClaimerWith(t, []string{srv.Addr()}, "a", 4*time.Second, nil, func(cfg *claims.Config) { cfg.Logger = slog.New(logs) })
 	d := a.want(ts...)
 	a.waitHeld(holds(d, nil))
-	a.waitHeld(blockedBy(map[partitions.Partition]int64{ts[0]: 0, ts[1]: 0, ts[2]: 0}))
+	a.waitHeld(blockedBy(map[rebalance.Partition]int64{ts[0]: 0, ts[1]: 0, ts[2]: 0}))
 	for range ts {
 		if r := logs.Next(t, claimWait); r.Level != slog.LevelWarn || !strings.Contains(r.Attrs["path"], "/holds/t:") {
 			t.Errorf("log %+v, want a warning naming the hold record", r)
@@ -309,7 +309,7 @@ func TestClaimsMixedVersions(t *testing.T) {
 	a := startClaimer(t, []string{srv.Addr()}, "a", 4*time.Second)
 	d := a.want(ts...)
 	a.waitHeld(holds(d, nil))
-	a.waitHeld(blockedBy(map[partitions.Partition]int64{ts[0]: obs.SessionID, ts[1]: obs.SessionID}))
+	a.waitHeld(blockedBy(map[rebalance.Partition]int64{ts[0]: obs.SessionID, ts[1]: obs.SessionID}))
 	for _, p := range ts {
 		if err := obs.Conn.Delete(claimPath(p), -1); err != nil {
 			t.Fatal(err)

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // The member actor and the claims actor talk through two snapshots,
@@ -20,8 +20,8 @@ import (
 type Desired struct {
 	SessionID  int64
 	Reconnects uint64
-	Seq        uint64                 // grows with every Desired, echoed by Held
-	Want       []partitions.Partition // sorted
+	Seq        uint64                // grows with every Desired, echoed by Held
+	Want       []rebalance.Partition // sorted
 }
 
 // Held is the set of claims the claims actor holds, verified to belong to
@@ -29,8 +29,8 @@ type Desired struct {
 type Held struct {
 	SessionID  int64
 	Reconnects uint64
-	Seq        uint64                 // the Desired.Seq this answers
-	Held       []partitions.Partition // sorted
+	Seq        uint64                // the Desired.Seq this answers
+	Held       []rebalance.Partition // sorted
 	// Tokens[i] is the creation zxid of Held[i]'s claim node: the
 	// partition's fencing token while this session keeps the claim.
 	Tokens []int64
@@ -41,7 +41,7 @@ type Held struct {
 	// it at once: it is not in Held, and the member revokes it. Its
 	// record is released once the partition is no longer wanted, and only
 	// then can it be claimed again (by this member too).
-	Vanished []partitions.Partition
+	Vanished []rebalance.Partition
 	// Blocked is every wanted claim found held by another session, with
 	// that session, in no order. It stands while attempts fail: a claim
 	// that cannot be looked at again keeps its last known holder.
@@ -50,7 +50,7 @@ type Held struct {
 
 // Blocked is a wanted claim held by another session.
 type Blocked struct {
-	Partition partitions.Partition
+	Partition rebalance.Partition
 	Session   int64 // the claim's ephemeral owner
 }
 
@@ -60,7 +60,7 @@ type Blocked struct {
 // member.Core); the claims actor only reads the holder's nodes.
 type Stuck struct {
 	Session int64
-	Parts   []partitions.Partition // sorted
+	Parts   []rebalance.Partition // sorted
 	HeldFor time.Duration
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
-	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -27,7 +27,7 @@ const (
 	// MaxMembersBytes bounds the children's names, each counted with the
 	// 4 bytes of its length as ZooKeeper sends it: under the client's
 	// 1 MiB buffer with room for the reply's header. Names of members are
-	// at most 249 bytes (zkpath.MaxNameLen), so 3,950 members of the
+	// at most 249 bytes (rebalance.MaxNameLen), so 3,950 members of the
 	// longest names fit, and MaxMembers of names up to 96 bytes.
 	MaxMembersBytes = 1_000_000
 )
@@ -119,7 +119,7 @@ func (m *Membership) members(conn session.Conn, names []string, pzxid int64) ([]
 	stats := make([]*zk.Stat, len(look))
 	errs := make([]error, len(look))
 	inflight.Do(len(look), func(i int) {
-		if zkpath.ValidateName(look[i]) != nil || len(look[i]) > zkpath.MaxNameLen {
+		if rebalance.ValidateName(look[i]) != nil || len(look[i]) > rebalance.MaxNameLen {
 			return // stats[i] stays nil: not a member's name
 		}
 		var ok bool

@@ -15,6 +15,7 @@ import (
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/membership"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // TestMembershipIgnoresGhosts puts nodes under members/ that are not
@@ -29,7 +30,7 @@ func TestMembershipIgnoresGhosts(t *testing.T) {
 	if err := zkpath.Ensure(obs, paths.Members()); err != nil {
 		t.Fatal(err)
 	}
-	long := strings.Repeat("l", zkpath.MaxNameLen+1)
+	long := strings.Repeat("l", rebalance.MaxNameLen+1)
 	for _, name := range []string{"ghost", long} {
 		if _, err := obs.Create(paths.Member(name), nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatal(err)

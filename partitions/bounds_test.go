@@ -17,6 +17,7 @@ import (
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -79,7 +80,7 @@ func TestSetReadsWithinMaxPartitions(t *testing.T) {
 		t.Errorf("corrupt topics %v; want %v", got, over)
 	}
 	for _, c := range v.Corrupt {
-		if !errors.Is(c.Err, partitions.ErrInvalid) || !strings.Contains(c.Err.Error(), "MaxPartitions") || !strings.Contains(c.Err.Error(), fmt.Sprint(partitions.MaxPartitions)) {
+		if !errors.Is(c.Err, rebalance.ErrInvalid) || !strings.Contains(c.Err.Error(), "MaxPartitions") || !strings.Contains(c.Err.Error(), fmt.Sprint(partitions.MaxPartitions)) {
 			t.Errorf("topic %s: %v; want an error naming MaxPartitions and its value", c.Topic, c.Err)
 			break
 		}
@@ -92,10 +93,10 @@ func TestSetReadsWithinMaxPartitions(t *testing.T) {
 	// Adding past the limit is refused, naming it.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := m.set.Add(ctx, map[string][]int32{"c": {1}}); !errors.Is(err, partitions.ErrInvalid) || !strings.Contains(err.Error(), "MaxPartitions") {
+	if err := m.set.Add(ctx, map[string][]int32{"c": {1}}); !errors.Is(err, rebalance.ErrInvalid) || !strings.Contains(err.Error(), "MaxPartitions") {
 		t.Errorf("Add past the limit = %v; want ErrInvalid naming MaxPartitions", err)
 	}
-	if err := partitions.Change(obs, paths, false, map[string][]int32{"c": {1}}); !errors.Is(err, partitions.ErrInvalid) || !strings.Contains(err.Error(), "MaxPartitions") {
+	if err := partitions.Change(obs, paths, false, map[string][]int32{"c": {1}}); !errors.Is(err, rebalance.ErrInvalid) || !strings.Contains(err.Error(), "MaxPartitions") {
 		t.Errorf("Change past the limit = %v; want ErrInvalid naming MaxPartitions", err)
 	}
 
@@ -103,7 +104,7 @@ func TestSetReadsWithinMaxPartitions(t *testing.T) {
 	if _, err := obs.Set(paths.Topic("a"), []byte(fmt.Sprintf("0-%d", partitions.MaxTopicIDs-11)), -1); err != nil {
 		t.Fatal(err)
 	}
-	v = m.waitView("b taken", func(v partitions.View) bool { return slices.Contains(v.Parts, partitions.Partition{Topic: "b", ID: 9}) })
+	v = m.waitView("b taken", func(v partitions.View) bool { return slices.Contains(v.Parts, rebalance.Partition{Topic: "b", ID: 9}) })
 	if len(v.Parts) != partitions.MaxPartitions {
 		t.Errorf("view of %d partitions; want %d", len(v.Parts), partitions.MaxPartitions)
 	}
@@ -127,7 +128,7 @@ func TestSetReadsWithinMaxTopicsBytes(t *testing.T) {
 	if err := zkpath.Ensure(obs, paths.Partitions()); err != nil {
 		t.Fatal(err)
 	}
-	const n, nameLen = 2000, partitions.MaxTopicLen
+	const n, nameLen = 2000, rebalance.MaxNameLen
 	fit := partitions.MaxTopicsBytes / (nameLen + 4)
 	var ops []any
 	for i := range n {

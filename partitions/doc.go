@@ -1,4 +1,4 @@
-// Package partitions defines the [Partition] type and keeps the group's
+// Package partitions defines the [rebalance.Partition] type and keeps the group's
 // shared partition set in ZooKeeper. It is one of zkalloc's internals:
 // users name partitions as zkalloc.Partition and never import it.
 //
@@ -7,7 +7,7 @@
 // IDs as compact ranges ("0-63,70", see [EncodeIDs]); a million partitions
 // fit without any znode nearing ZooKeeper's 1 MB limit (every other ID of
 // 100,000 takes 294 KB; a change that would take a topic past
-// [MaxTopicBytes] is refused with [ErrInvalid], and so is one that would
+// [MaxTopicBytes] is refused with [rebalance.ErrInvalid], and so is one that would
 // make the list of topic names longer than [MaxTopicsBytes]). Writes are
 // compare-and-set on the znode versions, in one multi-operation per
 // change, retried when another member wrote first. A topic node is never

@@ -18,12 +18,13 @@ import (
 	"github.com/zkalloc/zkalloc/internal/ioloop"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zkwatch"
+	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
 // View is one reading of the shared partition set.
 type View struct {
-	Parts []Partition // sorted by [Compare], distinct
+	Parts []rebalance.Partition // sorted by [rebalance.Compare], distinct
 	// Zxid is the newest change the view contains: the largest of the
 	// topic nodes' mzxid and the partitions node's pzxid.
 	Zxid      int64
@@ -130,7 +131,7 @@ var errFatal = errors.New("partitions: cannot continue")
 
 func isFatal(err error) bool { return errors.Is(err, errFatal) }
 
-// Normalize validates a topic→IDs map (topic names by [ValidateTopic],
+// Normalize validates a topic→IDs map (topic names by [rebalance.ValidateTopic],
 // no more of them than [MaxTopicsBytes] allows, IDs non-negative) and
 // returns a copy with each topic's IDs sorted and distinct, leaving out
 // topics with no IDs. The error names the topic.
@@ -138,10 +139,10 @@ func Normalize(in map[string][]int32) (map[string][]int32, error) {
 	out := make(map[string][]int32, len(in))
 	topics := slices.Sorted(maps.Keys(in))
 	if n := topicsBytes(slices.Values(topics)); n > MaxTopicsBytes {
-		return nil, fmt.Errorf("%w: %d topics whose names take %d bytes, more than %d", ErrInvalid, len(topics), n, MaxTopicsBytes)
+		return nil, fmt.Errorf("%w: %d topics whose names take %d bytes, more than %d", rebalance.ErrInvalid, len(topics), n, MaxTopicsBytes)
 	}
 	for _, topic := range topics {
-		if err := ValidateTopic(topic); err != nil {
+		if err := rebalance.ValidateTopic(topic); err != nil {
 			return nil, err
 		}
 		ids, err := NormalizeIDs(in[topic])
@@ -365,7 +366,7 @@ func (s *Set) checkTopicList(ids map[string][]int32) error {
 // partitions, if that is past [MaxPartitions].
 func errPastTotal(total int) error {
 	if total > MaxPartitions {
-		return fmt.Errorf("%w: the set would hold %d partitions, more than the limit of %d (MaxPartitions)", ErrInvalid, total, MaxPartitions)
+		return fmt.Errorf("%w: the set would hold %d partitions, more than the limit of %d (MaxPartitions)", rebalance.ErrInvalid, total, MaxPartitions)
 	}
 	return nil
 }
@@ -381,7 +382,7 @@ func checkTopicsBytes(names iter.Seq[string], has func(topic string) bool, ids m
 		}
 	}
 	if n > MaxTopicsBytes {
-		return fmt.Errorf("%w: the set's topic names would take %d bytes, more than the limit of %d (MaxTopicsBytes)", ErrInvalid, n, MaxTopicsBytes)
+		return fmt.Errorf("%w: the set's topic names would take %d bytes, more than the limit of %d (MaxTopicsBytes)", rebalance.ErrInvalid, n, MaxTopicsBytes)
 	}
 	return nil
 }
@@ -524,7 +525,7 @@ func fetchTopics(get func(path string) ([]byte, *zk.Stat, <-chan zk.Event, error
 			return
 		}
 		r := fetched{mzxid: stat.Mzxid, watch: w, data: data}
-		if r.bad = ValidateTopic(names[i]); r.bad == nil {
+		if r.bad = rebalance.ValidateTopic(names[i]); r.bad == nil {
 			r.count, r.bad = CountIDs(data)
 		}
 		out[i] = r
@@ -592,7 +593,7 @@ func (s *Set) place(fresh map[string]fetched) {
 
 func errPastMaxPartitions(count int) error {
 	return fmt.Errorf("%w: its %d partitions, after those of the topics before it in name order, would take the set past the limit of %d (MaxPartitions)",
-		ErrInvalid, count, MaxPartitions)
+		rebalance.ErrInvalid, count, MaxPartitions)
 }
 
 // splitTopicsBytes returns the prefix of names, sorted topic names as
@@ -604,7 +605,7 @@ func splitTopicsBytes(names []string) ([]string, map[string]error) {
 		if n += listedBytes(name); n > MaxTopicsBytes {
 			unread := make(map[string]error, len(names)-i)
 			err := fmt.Errorf("%w: past the limit of %d bytes on the names of a set's topics (MaxTopicsBytes), counted in name order; not read",
-				ErrInvalid, MaxTopicsBytes)
+				rebalance.ErrInvalid, MaxTopicsBytes)
 			for _, name := range names[i:] {
 				unread[name] = err
 			}
@@ -636,7 +637,7 @@ func (s *Set) publish(sessionID int64) {
 	for _, ts := range s.topics {
 		n += len(ts.ids)
 	}
-	v.Parts = make([]Partition, 0, n)
+	v.Parts = make([]rebalance.Partition, 0, n)
 	for _, name := range slices.Sorted(maps.Keys(s.topics)) {
 		ts := s.topics[name]
 		v.Zxid = max(v.Zxid, ts.mzxid)
@@ -645,7 +646,7 @@ func (s *Set) publish(sessionID int64) {
 			continue
 		}
 		for _, id := range ts.ids {
-			v.Parts = append(v.Parts, Partition{Topic: name, ID: id})
+			v.Parts = append(v.Parts, rebalance.Partition{Topic: name, ID: id})
 		}
 	}
 	if s.lastSet && v.Equal(s.last) {

@@ -15,6 +15,7 @@ import (
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -62,7 +63,7 @@ func (m *member) waitSession(what string, ok func(session.State) bool) session.S
 }
 
 // waitParts waits for a view with exactly want.
-func (m *member) waitParts(want []partitions.Partition) partitions.View {
+func (m *member) waitParts(want []rebalance.Partition) partitions.View {
 	m.t.Helper()
 	return actortest.AwaitChan(m.t, m.set.Views(), &m.last, 10*time.Second, fmt.Sprintf("view of %v", want),
 		func(v partitions.View) bool { return slices.Equal(v.Parts, want) })
@@ -112,7 +113,7 @@ func TestSetSeedAddRemove(t *testing.T) {
 		t.Errorf("topic t holds %q (%v), want %q", data, err, "1-3,10")
 	}
 
-	if err := a.set.Add(ctx, map[string][]int32{"bad/topic": {1}}); !errors.Is(err, partitions.ErrInvalid) {
+	if err := a.set.Add(ctx, map[string][]int32{"bad/topic": {1}}); !errors.Is(err, rebalance.ErrInvalid) {
 		t.Errorf("Add with a bad topic = %v, want ErrInvalid", err)
 	}
 }
@@ -142,9 +143,9 @@ func TestSetConcurrentAddsAllLand(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var want []partitions.Partition
+	var want []rebalance.Partition
 	for id := range int32(len(members) * perMember) {
-		want = append(want, partitions.Partition{Topic: "t", ID: id})
+		want = append(want, rebalance.Partition{Topic: "t", ID: id})
 	}
 	for _, m := range members {
 		m.waitParts(want)
@@ -181,7 +182,7 @@ func TestSetReportsCorruptTopic(t *testing.T) {
 	// Writes to a corrupt topic are refused, not papered over.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := a.set.Add(ctx, map[string][]int32{"bad": {1}}); !errors.Is(err, partitions.ErrInvalid) {
+	if err := a.set.Add(ctx, map[string][]int32{"bad": {1}}); !errors.Is(err, rebalance.ErrInvalid) {
 		t.Errorf("Add to a corrupt topic = %v, want ErrInvalid", err)
 	}
 	// The other topics still work.
@@ -214,7 +215,7 @@ func TestSetBigTopics(t *testing.T) {
 	if n := len(partitions.EncodeIDs(huge)); n <= partitions.MaxTopicBytes {
 		t.Fatalf("test data encodes to %d bytes, want more than %d", n, partitions.MaxTopicBytes)
 	}
-	if err := a.set.Add(ctx, map[string][]int32{"huge": huge}); !errors.Is(err, partitions.ErrInvalid) {
+	if err := a.set.Add(ctx, map[string][]int32{"huge": huge}); !errors.Is(err, rebalance.ErrInvalid) {
 		t.Errorf("Add of a topic too big for a znode = %v, want ErrInvalid", err)
 	}
 
@@ -227,7 +228,7 @@ func TestSetBigTopics(t *testing.T) {
 	if err := a.set.Add(ctx, map[string][]int32{"a": big, "b": bigger}); err != nil {
 		t.Fatal(err)
 	}
-	want := make([]partitions.Partition, 0, len(big)+len(bigger))
+	want := make([]rebalance.Partition, 0, len(big)+len(bigger))
 	want = append(want, actortest.Parts("a", big...)...)
 	want = append(want, actortest.Parts("b", bigger...)...)
 	a.waitParts(want)
@@ -245,13 +246,13 @@ func TestSetManyTopics(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	most := partitions.MaxTopicsBytes / (partitions.MaxTopicLen + 4)
-	var want []partitions.Partition
+	most := partitions.MaxTopicsBytes / (rebalance.MaxNameLen + 4)
+	var want []rebalance.Partition
 	for _, r := range [][2]int{{0, most - 500}, {most - 500, most}} {
 		add := make(map[string][]int32)
 		for i := r[0]; i < r[1]; i++ {
 			add[longTopic(i)] = []int32{0}
-			want = append(want, partitions.Partition{Topic: longTopic(i)})
+			want = append(want, rebalance.Partition{Topic: longTopic(i)})
 		}
 		if err := a.set.Add(ctx, add); err != nil {
 			t.Fatalf("Add of topics %d to %d: %v", r[0], r[1]-1, err)
@@ -259,10 +260,10 @@ func TestSetManyTopics(t *testing.T) {
 	}
 	a.waitParts(want)
 	more := longTopic(most)
-	if err := a.set.Add(ctx, map[string][]int32{more: {0}, longTopic(0): {1}}); !errors.Is(err, partitions.ErrInvalid) {
+	if err := a.set.Add(ctx, map[string][]int32{more: {0}, longTopic(0): {1}}); !errors.Is(err, rebalance.ErrInvalid) {
 		t.Errorf("Add of topic %d with %d there = %v, want ErrInvalid", most+1, most, err)
 	}
-	if err := partitions.Change(a.conn, paths, false, map[string][]int32{more: {0}}); !errors.Is(err, partitions.ErrInvalid) {
+	if err := partitions.Change(a.conn, paths, false, map[string][]int32{more: {0}}); !errors.Is(err, rebalance.ErrInvalid) {
 		t.Errorf("Change adding topic %d with %d there = %v, want ErrInvalid", most+1, most, err)
 	}
 	if exists, _, err := a.conn.Exists(paths.Topic(more)); err != nil || exists {
@@ -271,7 +272,7 @@ func TestSetManyTopics(t *testing.T) {
 	if err := a.set.Add(ctx, map[string][]int32{longTopic(0): {1}}); err != nil {
 		t.Errorf("Add of an ID to a topic there: %v", err)
 	}
-	want = slices.Insert(want, 1, partitions.Partition{Topic: longTopic(0), ID: 1})
+	want = slices.Insert(want, 1, rebalance.Partition{Topic: longTopic(0), ID: 1})
 	a.waitParts(want)
 	startSet(t, []string{srv.Addr()}, paths, nil).waitParts(want)
 }
@@ -377,7 +378,7 @@ func TestSetRefusedChangeIsNotPartlyApplied(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			err := m.set.Add(ctx, map[string][]int32{"a": big, "b": big, "c": tt.last})
-			if !errors.Is(err, partitions.ErrInvalid) {
+			if !errors.Is(err, rebalance.ErrInvalid) {
 				t.Errorf("Add = %v, want ErrInvalid", err)
 			}
 			if after := snapshot(t, m.conn, paths); after != before {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // writer is what [write] needs of the client. It must be safe for
@@ -219,7 +220,7 @@ func planTopic(r topicRead, path string, acl []zk.ACL, remove bool, change []int
 		next = Subtract(cur, change)
 	}
 	if len(next) > MaxTopicIDs {
-		return nil, fmt.Errorf("%w: would hold %d IDs, more than %d", ErrInvalid, len(next), MaxTopicIDs)
+		return nil, fmt.Errorf("%w: would hold %d IDs, more than %d", rebalance.ErrInvalid, len(next), MaxTopicIDs)
 	}
 	if slices.Equal(cur, next) {
 		return nil, nil
@@ -228,7 +229,7 @@ func planTopic(r topicRead, path string, acl []zk.ACL, remove bool, change []int
 	data := EncodeIDs(next)
 	if len(data) > MaxTopicBytes {
 		return nil, fmt.Errorf("%w: would take %d bytes, more than %d: ZooKeeper refuses a write that big (scattered IDs take about one byte per digit plus a comma)",
-			ErrInvalid, len(data), MaxTopicBytes)
+			rebalance.ErrInvalid, len(data), MaxTopicBytes)
 	}
 	if !r.exists {
 		return &zk.CreateRequest{Path: path, Data: data, Acl: acl}, nil
@@ -251,7 +252,7 @@ func opSize(op any) int {
 // ZooKeeper or a request the server refuses whatever its state.
 func retryable(err error) bool {
 	switch {
-	case errors.Is(err, ErrInvalid), errors.Is(err, zk.ErrNoAuth), errors.Is(err, zk.ErrAuthFailed),
+	case errors.Is(err, rebalance.ErrInvalid), errors.Is(err, zk.ErrNoAuth), errors.Is(err, zk.ErrAuthFailed),
 		errors.Is(err, zk.ErrBadArguments), errors.Is(err, zk.ErrInvalidACL), errors.Is(err, zk.ErrInvalidPath):
 		return false
 	}

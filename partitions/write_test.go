@@ -12,7 +12,7 @@ import (
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zktest"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -42,7 +42,7 @@ func TestSetWriteReadsEachTopicOnce(t *testing.T) {
 	ids := every(2, 100_000) // about 294 KB: two do not fit one multi
 	const topics = 4
 	add := make(map[string][]int32)
-	var want []partitions.Partition
+	var want []rebalance.Partition
 	for i := range topics {
 		name := fmt.Sprintf("t%d", i)
 		add[name] = ids

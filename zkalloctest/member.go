@@ -11,6 +11,7 @@ import (
 	"github.com/zkalloc/zkalloc/internal/hook"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/rebalance/member"
 	"github.com/zkalloc/zkalloc/session"
 )
@@ -444,7 +445,7 @@ func (m *Member) claim(ctx context.Context) error {
 					held = append(held, p)
 				}
 			}
-			partitions.Sort(held)
+			rebalance.Sort(held)
 			tokens := make([]int64, len(held))
 			for i, p := range held {
 				tokens[i] = g.owners[p].czxid

@@ -18,6 +18,7 @@ import (
 	"github.com/zkalloc/zkalloc/internal/zkwatch"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // change is one line of watch's output.
@@ -298,7 +299,7 @@ func coalesce(lines []change) []change {
 	ids := map[key][]int32{}
 	var order []key
 	for _, l := range lines {
-		p, err := partitions.Parse(l.Partition)
+		p, err := rebalance.Parse(l.Partition)
 		if err != nil {
 			continue
 		}

@@ -237,7 +237,7 @@ func TestActorSettles(t *testing.T) {
 type brokenStrategy struct{ mode *atomic.Value }
 
 func (b brokenStrategy) Name() string { return "broken" }
-func (b brokenStrategy) Assign(members []string, parts []partitions.Partition) (map[string][]partitions.Partition, error) {
+func (b brokenStrategy) Assign(members []string, parts []rebalance.Partition) (map[string][]rebalance.Partition, error) {
 	mode, _ := b.mode.Load().(string)
 	switch mode {
 	case "panic":
@@ -245,7 +245,7 @@ func (b brokenStrategy) Assign(members []string, parts []partitions.Partition) (
 	case "error":
 		return nil, errors.New("no")
 	case "drop":
-		return map[string][]partitions.Partition{members[0]: parts[1:]}, nil
+		return map[string][]rebalance.Partition{members[0]: parts[1:]}, nil
 	}
 	return rebalance.RoundRobin.Assign(members, parts)
 }
@@ -294,7 +294,7 @@ func settled(t *testing.T, h *harness, members []string, n int32) member.Update 
 }
 
 // grant answers d with the given claims held.
-func (h *harness) grant(d claims.Desired, held ...partitions.Partition) {
+func (h *harness) grant(d claims.Desired, held ...rebalance.Partition) {
 	h.held.Set(claims.Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Held: held})
 }
 
@@ -436,7 +436,7 @@ type stuckStrategy struct {
 }
 
 func (s stuckStrategy) Name() string { return "stuck" }
-func (s stuckStrategy) Assign(members []string, parts []partitions.Partition) (map[string][]partitions.Partition, error) {
+func (s stuckStrategy) Assign(members []string, parts []rebalance.Partition) (map[string][]rebalance.Partition, error) {
 	if s.calls.Add(1) == 2 {
 		close(s.stuck)
 		<-s.release

@@ -10,6 +10,7 @@ import (
 	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -478,7 +479,7 @@ func (c *Core) reconcile(reason string) {
 	if held == nil && c.judgedIn == c.st.SessionID {
 		added, _ := diff(c.judged, target)
 		want = append(slices.Clone(c.judged), added...)
-		partitions.Sort(want)
+		rebalance.Sort(want)
 		c.releaseAt = time.Time{} // due again from the hand-off once the claims are known
 	} else {
 		var forced []forcedRelease
@@ -517,7 +518,7 @@ func (c *Core) kept(held []Partition) (assigned []Partition, tokens []int64, pen
 	}
 	lost, _ := diff(assigned, c.snap.Assigned)
 	pending = append(slices.Clone(c.snap.Pending), lost...)
-	partitions.Sort(pending)
+	rebalance.Sort(pending)
 	return assigned, c.tokensOf(assigned), pending
 }
 
@@ -580,10 +581,10 @@ func (c *Core) heldNow() []Partition {
 	held := make([]Partition, 0, len(c.held.Held))
 	i := 0 // both lists are sorted: walk them together
 	for _, p := range c.held.Held {
-		for i < len(c.lastWant) && partitions.Compare(c.lastWant[i], p) < 0 {
+		for i < len(c.lastWant) && rebalance.Compare(c.lastWant[i], p) < 0 {
 			i++
 		}
-		if i < len(c.lastWant) && partitions.Compare(c.lastWant[i], p) == 0 && c.held.Seq >= c.wantSince[i] {
+		if i < len(c.lastWant) && rebalance.Compare(c.lastWant[i], p) == 0 && c.held.Seq >= c.wantSince[i] {
 			held = append(held, p)
 		}
 	}
@@ -598,10 +599,10 @@ func wantedSince(prev []Partition, since []uint64, want []Partition, seq uint64)
 	out := make([]uint64, len(want))
 	i := 0
 	for j, p := range want {
-		for i < len(prev) && partitions.Compare(prev[i], p) < 0 {
+		for i < len(prev) && rebalance.Compare(prev[i], p) < 0 {
 			i++
 		}
-		if i < len(prev) && partitions.Compare(prev[i], p) == 0 {
+		if i < len(prev) && rebalance.Compare(prev[i], p) == 0 {
 			out[j] = since[i]
 		} else {
 			out[j] = seq

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // undeliveredFactor × ReleaseTimeout is how long a revocation the consumer
@@ -123,10 +123,10 @@ func (h *handoff) restamp(now time.Time) {
 	at := make([]time.Time, len(unsent))
 	i := 0 // both lists are sorted: walk them together
 	for j, p := range unsent {
-		for i < len(h.unsent) && partitions.Compare(h.unsent[i], p) < 0 {
+		for i < len(h.unsent) && rebalance.Compare(h.unsent[i], p) < 0 {
 			i++
 		}
-		if i < len(h.unsent) && partitions.Compare(h.unsent[i], p) == 0 {
+		if i < len(h.unsent) && rebalance.Compare(h.unsent[i], p) == 0 {
 			at[j] = h.unsentAt[i]
 		} else {
 			at[j] = now
@@ -175,7 +175,7 @@ func (h *handoff) ack(seq uint64) bool {
 
 // inUse reports whether the consumer may still be working on p.
 func (h *handoff) inUse(p Partition) bool {
-	if _, found := slices.BinarySearchFunc(h.cur, p, partitions.Compare); found {
+	if _, found := slices.BinarySearchFunc(h.cur, p, rebalance.Compare); found {
 		return true // until an Update without it is delivered, even if one taken from Current was acked
 	}
 	l, ok := h.gone[p]
@@ -190,7 +190,7 @@ func (h *handoff) releaseBy(p Partition) (at time.Time, b bound, from time.Time)
 		return l.at.Add(h.releaseTimeout), afterDelivery, l.at
 	}
 	from = h.pubAt // not found: cannot be (p is in cur, not in pub), but bounded anyway
-	if i, found := slices.BinarySearchFunc(h.unsent, p, partitions.Compare); found {
+	if i, found := slices.BinarySearchFunc(h.unsent, p, rebalance.Compare); found {
 		from = h.unsentAt[i]
 	}
 	return from.Add(undeliveredFactor * h.releaseTimeout), undelivered, from
@@ -203,19 +203,19 @@ func (h *handoff) releaseBy(p Partition) (at time.Time, b bound, from time.Time)
 func (h *handoff) want(target, held, assigned []Partition, now time.Time) (want []Partition, forced []forcedRelease, next time.Time) {
 	want = slices.Clone(target)
 	for p := range h.revoking {
-		if _, found := slices.BinarySearchFunc(held, p, partitions.Compare); !found {
+		if _, found := slices.BinarySearchFunc(held, p, rebalance.Compare); !found {
 			delete(h.revoking, p)
 			delete(h.forced, p)
 			h.done++
 		}
 	}
 	for _, p := range held {
-		if _, found := slices.BinarySearchFunc(assigned, p, partitions.Compare); found {
+		if _, found := slices.BinarySearchFunc(assigned, p, rebalance.Compare); found {
 			delete(h.revoking, p)
 			delete(h.forced, p)
 			continue
 		}
-		if _, found := slices.BinarySearchFunc(target, p, partitions.Compare); found {
+		if _, found := slices.BinarySearchFunc(target, p, rebalance.Compare); found {
 			continue // targeted but not assigned: only when not yet delivered, kept anyway
 		}
 		if !h.inUse(p) {
@@ -239,7 +239,7 @@ func (h *handoff) want(target, held, assigned []Partition, now time.Time) (want 
 			next = deadline
 		}
 	}
-	partitions.Sort(want)
+	rebalance.Sort(want)
 	return want, forced, next
 }
 
@@ -268,10 +268,10 @@ func minus(a, b []Partition) []Partition {
 	var out []Partition
 	j := 0
 	for _, p := range a {
-		for j < len(b) && partitions.Compare(b[j], p) < 0 {
+		for j < len(b) && rebalance.Compare(b[j], p) < 0 {
 			j++
 		}
-		if j == len(b) || partitions.Compare(b[j], p) != 0 {
+		if j == len(b) || rebalance.Compare(b[j], p) != 0 {
 			out = append(out, p)
 		}
 	}
@@ -283,7 +283,7 @@ func intersect(a, b []Partition) []Partition {
 	var out []Partition
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
-		switch c := partitions.Compare(a[i], b[j]); {
+		switch c := rebalance.Compare(a[i], b[j]); {
 		case c < 0:
 			i++
 		case c > 0:

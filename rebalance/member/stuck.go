@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc/claims"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -126,7 +126,7 @@ func (c *Core) reportStuck() {
 		if e.reported || c.now.Sub(e.since) < after {
 			continue
 		}
-		if _, wanted := slices.BinarySearchFunc(c.lastWant, p, partitions.Compare); !wanted {
+		if _, wanted := slices.BinarySearchFunc(c.lastWant, p, rebalance.Compare); !wanted {
 			delete(c.holders, p) // the claims actor drops it with its next Held
 			continue
 		}
@@ -139,7 +139,7 @@ func (c *Core) reportStuck() {
 	}
 	for _, s := range slices.Sorted(maps.Keys(bySession)) {
 		ps := bySession[s]
-		partitions.Sort(ps)
+		rebalance.Sort(ps)
 		c.ready.Stuck = append(c.ready.Stuck, claims.Stuck{Session: s, Parts: ps, HeldFor: c.now.Sub(oldest[s])})
 	}
 	c.armStuck()

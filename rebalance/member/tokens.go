@@ -1,6 +1,6 @@
 package member
 
-import "github.com/zkalloc/zkalloc/partitions"
+import "github.com/zkalloc/zkalloc/rebalance"
 
 // tokensOf returns the fencing tokens of assigned, a sorted subset of the
 // claims the last Held lists, from that Held; 0 where it gave none.
@@ -12,10 +12,10 @@ func (c *Core) tokensOf(assigned []Partition) []int64 {
 	out := make([]int64, len(assigned))
 	i := 0 // both lists are sorted: walk them together
 	for j, p := range assigned {
-		for i < len(held) && partitions.Compare(held[i], p) < 0 {
+		for i < len(held) && rebalance.Compare(held[i], p) < 0 {
 			i++
 		}
-		if i < len(held) && i < len(tokens) && partitions.Compare(held[i], p) == 0 {
+		if i < len(held) && i < len(tokens) && rebalance.Compare(held[i], p) == 0 {
 			out[j] = tokens[i]
 		}
 	}

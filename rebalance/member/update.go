@@ -4,11 +4,11 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
-// Partition is [partitions.Partition], named here for brevity.
-type Partition = partitions.Partition
+// Partition is [rebalance.Partition], named here for brevity.
+type Partition = rebalance.Partition
 
 // Update is one snapshot of this member's assignment. The root package's
 // Update wraps it for the consumer and documents the fields, which mean
@@ -46,7 +46,7 @@ type Update struct {
 // a later Update, with the new claim's larger token. Take the token from
 // the newest Update.
 func (u Update) Token(p Partition) (int64, bool) {
-	i, found := slices.BinarySearchFunc(u.Assigned, p, partitions.Compare)
+	i, found := slices.BinarySearchFunc(u.Assigned, p, rebalance.Compare)
 	if !found || i >= len(u.tokens) || u.tokens[i] == 0 {
 		return 0, false
 	}
@@ -108,7 +108,7 @@ func diff(prev, next []Partition) (added, removed []Partition) {
 			added = append(added, next[j])
 			j++
 		default:
-			switch c := partitions.Compare(prev[i], next[j]); {
+			switch c := rebalance.Compare(prev[i], next[j]); {
 			case c < 0:
 				removed = append(removed, prev[i])
 				i++

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/zkalloc/zkalloc/claims"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // Vanished claims. The claims actor lists in Held.Vanished the claims of
@@ -65,14 +65,14 @@ func (c *Core) noteVanished(h claims.Held) {
 	}
 	var again []Partition
 	for p, dropped := range c.vanished {
-		if _, still := slices.BinarySearchFunc(h.Vanished, p, partitions.Compare); still {
+		if _, still := slices.BinarySearchFunc(h.Vanished, p, rebalance.Compare); still {
 			continue
 		}
 		if dropped == 0 {
 			// Still wanted, and its claim back: the claims actor holds it
 			// again (not expected: it does not create a vanished claim
 			// while it is wanted), and the report is what counts.
-			if _, held := slices.BinarySearchFunc(h.Held, p, partitions.Compare); !held {
+			if _, held := slices.BinarySearchFunc(h.Held, p, rebalance.Compare); !held {
 				continue
 			}
 		} else if h.Seq < dropped {
@@ -82,7 +82,7 @@ func (c *Core) noteVanished(h claims.Held) {
 		again = append(again, p)
 	}
 	if len(again) > 0 {
-		partitions.Sort(again)
+		rebalance.Sort(again)
 		c.log(slog.LevelDebug, "zkalloc: records of vanished claims released; they may be claimed again", "partitions", named(again), "count", len(again))
 	}
 }
@@ -111,11 +111,11 @@ func (c *Core) withVanished(held []Partition) []Partition {
 	}
 	out := slices.Clone(held)
 	for p := range c.vanished {
-		if _, found := slices.BinarySearchFunc(held, p, partitions.Compare); !found {
+		if _, found := slices.BinarySearchFunc(held, p, rebalance.Compare); !found {
 			out = append(out, p)
 		}
 	}
-	partitions.Sort(out)
+	rebalance.Sort(out)
 	return out
 }
 
@@ -128,7 +128,7 @@ func (c *Core) dropVanished() {
 		if dropped != 0 {
 			continue
 		}
-		if _, wanted := slices.BinarySearchFunc(c.lastWant, p, partitions.Compare); !wanted {
+		if _, wanted := slices.BinarySearchFunc(c.lastWant, p, rebalance.Compare); !wanted {
 			c.vanished[p] = c.desiredSeq
 		}
 	}

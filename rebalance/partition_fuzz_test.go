@@ -1,4 +1,4 @@
-package partitions_test
+package rebalance_test
 
 import (
 	"errors"
@@ -6,8 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkalloc/zkalloc/internal/zkpath"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // FuzzParse feeds Parse arbitrary strings, as a claim's node name or a
@@ -19,19 +18,19 @@ func FuzzParse(f *testing.F) {
 	for _, seed := range []string{
 		"events:0", "events:2147483647", "a:b:7", "t:", ":1", "t", "t:01", "t:+1", "t:-1",
 		"t:2147483648", "a/b:1", ".:1", "..:1", "\xff:1", "\u00a0:1", "t:1:", "t: 1",
-		strings.Repeat("x", partitions.MaxTopicLen) + ":1", strings.Repeat("x", partitions.MaxTopicLen+1) + ":1",
+		strings.Repeat("x", rebalance.MaxNameLen) + ":1", strings.Repeat("x", rebalance.MaxNameLen+1) + ":1",
 	} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		p, err := partitions.Parse(s)
+		p, err := rebalance.Parse(s)
 		if err != nil {
-			if !errors.Is(err, partitions.ErrInvalid) {
+			if !errors.Is(err, rebalance.ErrInvalid) {
 				t.Fatalf("Parse(%q) = %v, want an ErrInvalid error", s, err)
 			}
 			return
 		}
-		if err := partitions.ValidateTopic(p.Topic); err != nil {
+		if err := rebalance.ValidateTopic(p.Topic); err != nil {
 			t.Fatalf("Parse(%q) accepted an invalid topic: %v", s, err)
 		}
 		if p.ID < 0 {
@@ -55,11 +54,11 @@ func FuzzPartitionString(f *testing.F) {
 	f.Add("a/b", int32(3))
 	f.Add("..", int32(3))
 	f.Add("x:", int32(3))
-	f.Add(strings.Repeat("x", partitions.MaxTopicLen+1), int32(3))
+	f.Add(strings.Repeat("x", rebalance.MaxNameLen+1), int32(3))
 	f.Fuzz(func(t *testing.T, topic string, id int32) {
-		p := partitions.Partition{Topic: topic, ID: id}
-		valid := partitions.ValidateTopic(topic) == nil && id >= 0
-		got, err := partitions.Parse(p.String())
+		p := rebalance.Partition{Topic: topic, ID: id}
+		valid := rebalance.ValidateTopic(topic) == nil && id >= 0
+		got, err := rebalance.Parse(p.String())
 		if !valid {
 			if err == nil {
 				t.Fatalf("Parse(%q) = %#v for the invalid %#v", p.String(), got, p)
@@ -69,7 +68,7 @@ func FuzzPartitionString(f *testing.F) {
 		if err != nil || got != p {
 			t.Fatalf("Parse(%q) = %#v, %v; want %#v", p.String(), got, err, p)
 		}
-		if err := zkpath.ValidateName(p.String()); err != nil {
+		if err := rebalance.ValidateName(p.String()); err != nil {
 			t.Fatalf("valid %#v is not a valid claim node name: %v", p, err)
 		}
 	})

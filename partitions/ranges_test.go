@@ -8,52 +8,8 @@ import (
 	"testing"
 
 	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
-
-func TestParseAndString(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		in   string
-		want partitions.Partition
-	}{
-		{"events:0", partitions.Partition{Topic: "events", ID: 0}},
-		{"events:2147483647", partitions.Partition{Topic: "events", ID: 2147483647}},
-		{"a:b:7", partitions.Partition{Topic: "a:b", ID: 7}},
-		{"ünïcode.topic-1:12", partitions.Partition{Topic: "ünïcode.topic-1", ID: 12}},
-	}
-	for _, tt := range tests {
-		got, err := partitions.Parse(tt.in)
-		if err != nil || got != tt.want {
-			t.Errorf("Parse(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
-		}
-		if s := got.String(); s != tt.in {
-			t.Errorf("%v.String() = %q, want %q", got, s, tt.in)
-		}
-	}
-}
-
-func TestParseRejectsGarbage(t *testing.T) {
-	t.Parallel()
-	for _, in := range []string{
-		"", "events", ":1", "events:", "events:-1", "events:+1", "events:01", "events:1.5",
-		"events:2147483648", "events:1x", "a/b:1", "t\x00:1", ".:1", "..:1", "t\u200b:1",
-		strings.Repeat("x", partitions.MaxTopicLen+1) + ":1",
-	} {
-		if p, err := partitions.Parse(in); !errors.Is(err, partitions.ErrInvalid) {
-			t.Errorf("Parse(%q) = %v, %v; want ErrInvalid", in, p, err)
-		}
-	}
-}
-
-func TestCompareIsNumeric(t *testing.T) {
-	t.Parallel()
-	got := []partitions.Partition{{"t", 10}, {"s", 99}, {"t", 2}, {"t", 1}, {"u", 0}}
-	partitions.Sort(got)
-	want := []partitions.Partition{{"s", 99}, {"t", 1}, {"t", 2}, {"t", 10}, {"u", 0}}
-	if !slices.Equal(got, want) {
-		t.Errorf("Sort = %v, want %v", got, want)
-	}
-}
 
 func TestEncodeDecodeIDs(t *testing.T) {
 	t.Parallel()
@@ -86,7 +42,7 @@ func TestDecodeIDsRejectsGarbage(t *testing.T) {
 		",", "1,", ",1", "a", "1-", "-1", "3-1", "1-1", "2,1", "1,1", "1-3,2", "1-3,4", "0-2,3-5",
 		"01", "1 ,2", "2147483648", "1--2", "{\"t\":[1]}", "\x00",
 	} {
-		if ids, err := partitions.DecodeIDs([]byte(in)); !errors.Is(err, partitions.ErrInvalid) {
+		if ids, err := partitions.DecodeIDs([]byte(in)); !errors.Is(err, rebalance.ErrInvalid) {
 			t.Errorf("DecodeIDs(%q) = %v, %v; want ErrInvalid", in, ids, err)
 		}
 	}
@@ -105,7 +61,7 @@ func TestSetOperations(t *testing.T) {
 	if got, err := partitions.NormalizeIDs([]int32{3, 1, 3, 2}); err != nil || !slices.Equal(got, []int32{1, 2, 3}) {
 		t.Errorf("NormalizeIDs = %v, %v", got, err)
 	}
-	if _, err := partitions.NormalizeIDs([]int32{3, -1}); !errors.Is(err, partitions.ErrInvalid) {
+	if _, err := partitions.NormalizeIDs([]int32{3, -1}); !errors.Is(err, rebalance.ErrInvalid) {
 		t.Errorf("NormalizeIDs with a negative ID = %v, want ErrInvalid", err)
 	}
 }
@@ -119,32 +75,32 @@ func TestNormalize(t *testing.T) {
 	if len(got) != 1 || !slices.Equal(got["b"], []int32{1, 2}) {
 		t.Errorf("Normalize = %v", got)
 	}
-	if _, err := partitions.Normalize(map[string][]int32{"a/b": {1}}); !errors.Is(err, partitions.ErrInvalid) {
+	if _, err := partitions.Normalize(map[string][]int32{"a/b": {1}}); !errors.Is(err, rebalance.ErrInvalid) {
 		t.Errorf("Normalize with a bad topic = %v", err)
 	}
 	// 1,976 topics of the longest names fit, 1,977 do not.
 	many := make(map[string][]int32)
-	for i := range partitions.MaxTopicsBytes / (partitions.MaxTopicLen + 4) {
+	for i := range partitions.MaxTopicsBytes / (rebalance.MaxNameLen + 4) {
 		many[longTopic(i)] = []int32{0}
 	}
 	if _, err := partitions.Normalize(many); err != nil {
-		t.Errorf("Normalize of %d topics of %d bytes = %v", len(many), partitions.MaxTopicLen, err)
+		t.Errorf("Normalize of %d topics of %d bytes = %v", len(many), rebalance.MaxNameLen, err)
 	}
 	many[longTopic(len(many))] = []int32{0}
-	if _, err := partitions.Normalize(many); !errors.Is(err, partitions.ErrInvalid) {
-		t.Errorf("Normalize of %d topics of %d bytes = %v, want ErrInvalid", len(many), partitions.MaxTopicLen, err)
+	if _, err := partitions.Normalize(many); !errors.Is(err, rebalance.ErrInvalid) {
+		t.Errorf("Normalize of %d topics of %d bytes = %v, want ErrInvalid", len(many), rebalance.MaxNameLen, err)
 	}
 }
 
-// longTopic is the i-th topic name of [partitions.MaxTopicLen] bytes.
+// longTopic is the i-th topic name of [rebalance.MaxNameLen] bytes.
 func longTopic(i int) string {
 	name := fmt.Sprintf("%05d-", i)
-	return name + strings.Repeat("t", partitions.MaxTopicLen-len(name))
+	return name + strings.Repeat("t", rebalance.MaxNameLen-len(name))
 }
 
 func TestDecodeIDsBoundsSize(t *testing.T) {
 	t.Parallel()
-	if _, err := partitions.DecodeIDs([]byte("0-2000000000")); !errors.Is(err, partitions.ErrInvalid) {
+	if _, err := partitions.DecodeIDs([]byte("0-2000000000")); !errors.Is(err, rebalance.ErrInvalid) {
 		t.Errorf("a range of two billion IDs = %v, want ErrInvalid", err)
 	}
 	max := fmt.Sprintf("0-%d", partitions.MaxTopicIDs-1)
