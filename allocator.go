@@ -14,10 +14,10 @@ import (
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance/member"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 var (
@@ -49,7 +49,7 @@ var (
 type Allocator struct {
 	cfg Config
 
-	sess    *session.Session
+	sess    *zksession.Session
 	members *membership.Membership
 	set     *partitions.Set
 	reb     *member.Actor[Update]
@@ -82,17 +82,17 @@ func New(cfg Config) (*Allocator, error) {
 	paths := zkpath.Group{Root: cfg.chroot + cfg.Root, Group: cfg.Group}
 	log := cfg.Logger.With("group", cfg.Group, "member", cfg.Member)
 
-	auth := make([]session.Auth, len(cfg.Auth))
+	auth := make([]zksession.Auth, len(cfg.Auth))
 	for i, a := range cfg.Auth {
-		auth[i] = session.Auth{Scheme: a.Scheme, Credentials: slices.Clone(a.Credentials)}
+		auth[i] = zksession.Auth{Scheme: a.Scheme, Credentials: slices.Clone(a.Credentials)}
 	}
-	sessCfg := session.Config{Servers: cfg.Servers, Timeout: cfg.SessionTimeout, Auth: auth, WrapConn: cfg.wrapConn, Logger: log}
+	sessCfg := zksession.Config{Servers: cfg.Servers, Timeout: cfg.SessionTimeout, Auth: auth, WrapConn: cfg.wrapConn, Logger: log}
 	if cfg.DisconnectGrace > 0 {
 		// Partitions kept while disconnected rest on the lease alone: it
 		// must be one that a deposed leader cannot renew (session/lease.go).
 		sessCfg.QuorumCheck = paths.Dir()
 	}
-	sess := session.New(sessCfg)
+	sess := zksession.New(sessCfg)
 	members := membership.New(membership.Config{
 		Paths:   paths,
 		Member:  cfg.Member,
@@ -124,7 +124,7 @@ func New(cfg Config) (*Allocator, error) {
 		},
 		Expire:   members.Expire,
 		Strategy: cfg.Strategy,
-		Session:  sess.Subscribe(),
+		Session:  sess.Observe(),
 		Members:  members.Views(),
 		Parts:    set.Views(),
 		Desired:  owners.Desired(),

@@ -11,8 +11,8 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/rebalance"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 // Defaults for the zero values of [Config].
@@ -166,7 +166,7 @@ type Config struct {
 
 	// wrapConn, set only by tests (export_test.go), instruments the
 	// ZooKeeper client, for instance to count requests.
-	wrapConn func(session.Conn) session.Conn
+	wrapConn func(zksession.Conn) zksession.Conn
 }
 
 // Auth is one identity given to ZooKeeper; see [Config.Auth].

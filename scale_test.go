@@ -16,6 +16,7 @@ import (
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
@@ -52,7 +53,7 @@ const znodeLimit = 0xfffff
 // an allocator: a writer of the shared set, or a fresh member's reader.
 type setRunner struct {
 	set     *partitions.Set
-	conn    session.Conn
+	conn    zksession.Conn
 	started time.Time // when Run was called
 	up      time.Time // when the session came up
 	last    partitions.View
@@ -62,7 +63,7 @@ type setRunner struct {
 
 func runSet(t *testing.T, server string, paths zkpath.Group) *setRunner {
 	t.Helper()
-	sess := session.New(session.Config{Servers: []string{server}, Timeout: 10 * time.Second})
+	sess := zksession.New(zksession.Config{Servers: []string{server}, Timeout: 10 * time.Second})
 	probe := sess.Subscribe()
 	set, err := partitions.New(partitions.Config{Paths: paths, Session: sess.Subscribe()})
 	if err != nil {
@@ -113,7 +114,7 @@ func (r *setRunner) waitView(t *testing.T, n int) time.Time {
 // znodeSizes reads every topic node of the group and returns the largest
 // one's data size and the size of the topic list (as ZooKeeper sends it:
 // each name with a 4-byte length).
-func znodeSizes(t *testing.T, conn session.Conn, paths zkpath.Group) (largest int, topic string, list int) {
+func znodeSizes(t *testing.T, conn zksession.Conn, paths zkpath.Group) (largest int, topic string, list int) {
 	t.Helper()
 	names, _, err := conn.Children(paths.Partitions())
 	if err != nil {

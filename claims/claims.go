@@ -17,6 +17,7 @@ import (
 	"github.com/zkalloc/zkalloc/internal/inflight"
 	"github.com/zkalloc/zkalloc/internal/ioloop"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zkwatch"
 	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
@@ -27,7 +28,7 @@ import (
 type Config struct {
 	Paths   zkpath.Group
 	Member  string
-	Session *actor.Latest[session.State]
+	Session *actor.Latest[zksession.State]
 	Logger  *slog.Logger
 	Clock   actor.Clock
 	// ACL is given to the nodes the actor creates; default world-all.
@@ -395,7 +396,7 @@ func (c *Claims) armCheck() {
 // returns the Stat's mark, if the node exists, for the base of the next
 // proof once the claims are checked. Once the node's child counter has
 // saturated, nothing can be told from it: every look checks every claim.
-func (c *Claims) lookAtOwners(conn session.Conn) (ownersMark, bool, error) {
+func (c *Claims) lookAtOwners(conn zksession.Conn) (ownersMark, bool, error) {
 	exists, stat, err := conn.Exists(c.cfg.Paths.Owners())
 	if err != nil {
 		return ownersMark{}, false, fmt.Errorf("read %s: %w", c.cfg.Paths.Owners(), err)
@@ -506,7 +507,7 @@ func inParallel(ps []rebalance.Partition, f func(rebalance.Partition) outcome) [
 // node, that p's claim is still ours. One that is not, while its hold
 // record still names this session, has vanished: nobody else can take it,
 // but the member must stop using it (see holds.go).
-func (c *Claims) check(conn session.Conn, p rebalance.Partition, sid int64) outcome {
+func (c *Claims) check(conn zksession.Conn, p rebalance.Partition, sid int64) outcome {
 	exists, stat, err := conn.Exists(c.path(p))
 	switch {
 	case err != nil:

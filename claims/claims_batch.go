@@ -8,8 +8,8 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/rebalance"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 // Claims are taken a batch at a time, each batch one multi-operation,
@@ -50,7 +50,7 @@ const releaseBatchesInFlight = 16
 // finds most of what it wants held by others, and one request per claim
 // takes seconds; what it holds already is reported without waiting for
 // them (see [Claims.work]).
-func (c *Claims) acquireAll(conn session.Conn, ps []rebalance.Partition, sid int64, ls *lives, created func(idx []int, results []outcome)) []outcome {
+func (c *Claims) acquireAll(conn zksession.Conn, ps []rebalance.Partition, sid int64, ls *lives, created func(idx []int, results []outcome)) []outcome {
 	if len(ps) < 2 {
 		return inParallel(ps, func(p rebalance.Partition) outcome { return c.acquire(conn, p, sid, ls) })
 	}
@@ -144,7 +144,7 @@ func (c *Claims) acquireAll(conn session.Conn, ps []rebalance.Partition, sid int
 // batch rolled back because one of them was held (its claim or hold
 // record existed), culprit[i] (if culprit is not nil) is the index into
 // ps of that one, the first of the batch that failed; -1 for the others.
-func (c *Claims) createAll(conn session.Conn, ps []rebalance.Partition, idx []int, sid int64, replace []int32, results []outcome, status []batchOutcome, culprit []int) {
+func (c *Claims) createAll(conn zksession.Conn, ps []rebalance.Partition, idx []int, sid int64, replace []int32, results []outcome, status []batchOutcome, culprit []int) {
 	ts := make([]take, len(idx))
 	for k, i := range idx {
 		ts[k] = take{p: ps[i], replace: noRecord}

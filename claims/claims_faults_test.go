@@ -14,6 +14,7 @@ import (
 	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
@@ -26,7 +27,7 @@ import (
 var errRefused = errors.New("refused by the test")
 
 type refusingConn struct {
-	session.Conn
+	zksession.Conn
 	refuse func(path string) bool
 }
 
@@ -70,7 +71,7 @@ func TestClaimsOneFailingClaimDoesNotHoldUpTheOthers(t *testing.T) {
 	srv := zktest.Standalone(t, zktest.Options{})
 	obs := actortest.Observe(t, []string{srv.Addr()}, claimWait)
 	var refused atomic.Pointer[rebalance.Partition]
-	a := startClaimerWith(t, []string{srv.Addr()}, "a", 4*time.Second, func(conn session.Conn) session.Conn {
+	a := startClaimerWith(t, []string{srv.Addr()}, "a", 4*time.Second, func(conn zksession.Conn) zksession.Conn {
 		return refusingConn{Conn: conn, refuse: func(p string) bool {
 			r := refused.Load()
 			return r != nil && p == claimPath(*r)
@@ -114,7 +115,7 @@ func TestClaimsRetryDelayEndsOnReconnection(t *testing.T) {
 	proxy := zktest.StartProxy(t, srv.Addr())
 	var fail atomic.Bool
 	clock := actor.NewFakeClock(time.Now())
-	a := startClaimerWith(t, proxy.Addrs(), "a", 4*time.Second, func(conn session.Conn) session.Conn {
+	a := startClaimerWith(t, proxy.Addrs(), "a", 4*time.Second, func(conn zksession.Conn) zksession.Conn {
 		return actortest.FailingConn{Conn: conn, Fail: &fail}
 	}, func(cfg *claims.Config) { cfg.Clock = clock })
 	t0 := actortest.Parts("t", 0)
@@ -152,7 +153,7 @@ func TestClaimsReportStuckWhileAnotherClaimFails(t *testing.T) {
 		}
 	}
 	logs := actortest.NewLogs()
-	a := startClaimerWith(t, servers, "a", 4*time.Second, func(conn session.Conn) session.Conn {
+	a := startClaimerWith(t, servers, "a", 4*time.Second, func(conn zksession.Conn) zksession.Conn {
 		return refusingConn{Conn: conn, refuse: func(p string) bool { return p == claimPath(t1) }}
 	}, func(cfg *claims.Config) {
 		cfg.Logger, cfg.Strategy = slog.New(logs), "balanced"
@@ -167,7 +168,7 @@ func TestClaimsReportStuckWhileAnotherClaimFails(t *testing.T) {
 // existsFailingConn fails every Exists, the read that verifies a claim
 // after a reconnection, while fail is set.
 type existsFailingConn struct {
-	session.Conn
+	zksession.Conn
 	fail *atomic.Bool
 }
 
@@ -207,7 +208,7 @@ func TestClaimsReportStuckWhileTheCheckFails(t *testing.T) {
 	}
 	var fail atomic.Bool
 	logs := actortest.NewLogs()
-	a := startClaimerWith(t, proxy.Addrs(), "a", 4*time.Second, func(conn session.Conn) session.Conn {
+	a := startClaimerWith(t, proxy.Addrs(), "a", 4*time.Second, func(conn zksession.Conn) zksession.Conn {
 		return existsFailingConn{Conn: conn, fail: &fail}
 	}, func(cfg *claims.Config) {
 		cfg.Logger, cfg.Strategy = slog.New(logs), "balanced"
@@ -218,7 +219,7 @@ func TestClaimsReportStuckWhileTheCheckFails(t *testing.T) {
 	fail.Store(true)
 	before := a.st.Reconnects
 	proxy.Reset()
-	a.waitSession("up again", func(st session.State) bool { return st.Status == session.Up && st.Reconnects > before })
+	a.waitSession("up again", func(st zksession.State) bool { return st.Status == session.Up && st.Reconnects > before })
 	if r := logs.Next(t, claimWait); r.Attrs["holder"] != "" {
 		t.Fatalf("log %+v, want the failed check's retry first", r)
 	}

@@ -5,8 +5,8 @@ import (
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/rebalance"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 // A release reads each claim before deleting it, so that it never deletes
@@ -122,7 +122,7 @@ func (c *Claims) warnSaturated() {
 }
 
 // readOwners reads the owners node's Stat.
-func (c *Claims) readOwners(conn session.Conn) (m ownersMark, exists bool, err error) {
+func (c *Claims) readOwners(conn zksession.Conn) (m ownersMark, exists bool, err error) {
 	exists, st, err := conn.Exists(c.cfg.Paths.Owners())
 	if err != nil || !exists {
 		return ownersMark{}, exists, err
@@ -132,7 +132,7 @@ func (c *Claims) readOwners(conn session.Conn) (m ownersMark, exists bool, err e
 
 // baseFromNothing makes the owners node, as it is now, the base while
 // this session holds no claim, and creates it if it is missing.
-func (c *Claims) baseFromNothing(conn session.Conn) {
+func (c *Claims) baseFromNothing(conn zksession.Conn) {
 	m, exists, err := c.readOwners(conn)
 	if err == nil && !exists && zkpath.Ensure(conn, c.cfg.Paths.Owners(), c.cfg.ACL...) == nil {
 		m, exists, err = c.readOwners(conn)
@@ -151,7 +151,7 @@ func (c *Claims) deleted(n int) { c.gone.Add(int32(n)) }
 // and returns the indexes into ps of the others, to release with reads.
 // A batch with a hold record missing (deleted from outside) fails, and is
 // released with reads.
-func (c *Claims) releaseProven(conn session.Conn, ps []rebalance.Partition, sid int64, results []outcome) (left []int) {
+func (c *Claims) releaseProven(conn zksession.Conn, ps []rebalance.Partition, sid int64, results []outcome) (left []int) {
 	bounds := batches(len(ps), func(i int) int { return c.releaseBytes(ps[i]) })
 	nb := len(bounds) - 1
 	done := make([]bool, nb)
@@ -195,7 +195,7 @@ func (c *Claims) releaseProven(conn session.Conn, ps []rebalance.Partition, sid 
 }
 
 // deleteCounted is conn.Delete, counting a delete that succeeded.
-func (c *Claims) deleteCounted(conn session.Conn, path string, version int32) error {
+func (c *Claims) deleteCounted(conn zksession.Conn, path string, version int32) error {
 	err := conn.Delete(path, version)
 	if err == nil {
 		c.deleted(1)
@@ -205,7 +205,7 @@ func (c *Claims) deleteCounted(conn session.Conn, path string, version int32) er
 
 // multiCounted is conn.Multi of deletes, of which claims are of claims,
 // counting those if it succeeded.
-func (c *Claims) multiCounted(conn session.Conn, ops []any, claims int) error {
+func (c *Claims) multiCounted(conn zksession.Conn, ops []any, claims int) error {
 	_, err := conn.Multi(ops...)
 	if err == nil {
 		c.deleted(claims)

@@ -10,6 +10,7 @@ import (
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
@@ -24,7 +25,7 @@ func ownersStat(creates int64, children int32) *zk.Stat {
 
 // ownersConn answers every Exists with a copy of stat; nothing else.
 type ownersConn struct {
-	session.Conn
+	zksession.Conn
 	stat *zk.Stat
 }
 
@@ -37,7 +38,7 @@ func testClaims(logger *slog.Logger) *Claims {
 	return New(Config{
 		Paths:   zkpath.Group{Root: "/zkalloc", Group: "g"},
 		Member:  "m",
-		Session: actor.NewLatest[session.State](),
+		Session: actor.NewLatest[zksession.State](),
 		Logger:  logger,
 	})
 }
@@ -120,13 +121,13 @@ func TestChecksReadClaimsOnceTheCounterSaturates(t *testing.T) {
 // after the reconnection reads the claims and takes it again. (Before, it
 // survived a move to another server.)
 func TestProofBaseDroppedOnAFreshConnection(t *testing.T) {
-	in := actor.NewLatest[session.State]()
+	in := actor.NewLatest[zksession.State]()
 	c := New(Config{Paths: zkpath.Group{Root: "/zkalloc", Group: "g"}, Member: "m", Session: in})
 	defer c.loop.Stop()
 	defer c.checkTimer.Stop()
 	up := func(reconnects uint64) {
 		t.Helper()
-		in.Set(session.State{Status: session.Up, SessionID: 1, Reconnects: reconnects})
+		in.Set(zksession.State{State: session.State{Status: session.Up, SessionID: 1, Reconnects: reconnects}})
 		fresh, ok := c.loop.Take()
 		if !ok {
 			t.Fatal("no session state taken")

@@ -9,9 +9,9 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/rebalance"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 // manyParts returns n partitions of topic t, more than a release proves
@@ -129,7 +129,7 @@ func TestClaimsReleasedBeforeTheLookClaimedInBatches(t *testing.T) {
 	servers, a := startHolding(t, want)
 
 	open := make(chan struct{})
-	b := startClaimerWith(t, servers, "b", 4*time.Second, func(conn session.Conn) session.Conn {
+	b := startClaimerWith(t, servers, "b", 4*time.Second, func(conn zksession.Conn) zksession.Conn {
 		return lookBlockingConn{Conn: conn, open: open}
 	}, noCheck)
 	var once sync.Once

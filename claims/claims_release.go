@@ -8,8 +8,8 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/rebalance"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 // A release deletes a claim and its hold record together, and only while
@@ -21,7 +21,7 @@ import (
 // is still the current session's, in one multi-operation (see holds.go).
 // A claim that is gone, or another's, leaves the hold record, which is
 // deleted if it names this session.
-func (c *Claims) release(conn session.Conn, p rebalance.Partition, sid int64) outcome {
+func (c *Claims) release(conn zksession.Conn, p rebalance.Partition, sid int64) outcome {
 	for attempt := 0; attempt < 5; attempt++ {
 		r, version, ours := c.readToRelease(conn, p, sid)
 		if !ours {
@@ -63,7 +63,7 @@ func releaseOps(claim, record string, version int32) []any {
 // readToRelease reads p's claim and reports whether it is session sid's,
 // to be deleted at the version returned; if not, the outcome is final,
 // and this session's hold record, if one stands, has been released.
-func (c *Claims) readToRelease(conn session.Conn, p rebalance.Partition, sid int64) (r outcome, version int32, ours bool) {
+func (c *Claims) readToRelease(conn zksession.Conn, p rebalance.Partition, sid int64) (r outcome, version int32, ours bool) {
 	_, stat, err := conn.Get(c.path(p))
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
@@ -93,7 +93,7 @@ func (c *Claims) readToRelease(conn session.Conn, p rebalance.Partition, sid int
 //
 // A release of many claims first deletes, without reading them, those it
 // can prove this session's (see claims_proof.go).
-func (c *Claims) releaseAll(conn session.Conn, ps []rebalance.Partition, sid int64) []outcome {
+func (c *Claims) releaseAll(conn zksession.Conn, ps []rebalance.Partition, sid int64) []outcome {
 	if len(ps) <= provenReleaseAbove || !c.baseOK {
 		return c.releaseRead(conn, ps, sid)
 	}
@@ -128,7 +128,7 @@ func (c *Claims) releaseAll(conn session.Conn, ps []rebalance.Partition, sid int
 }
 
 // releaseRead is [Claims.releaseAll] with a read of every claim.
-func (c *Claims) releaseRead(conn session.Conn, ps []rebalance.Partition, sid int64) []outcome {
+func (c *Claims) releaseRead(conn zksession.Conn, ps []rebalance.Partition, sid int64) []outcome {
 	if len(ps) < 2 {
 		return inParallel(ps, func(p rebalance.Partition) outcome { return c.release(conn, p, sid) })
 	}

@@ -11,9 +11,9 @@ import (
 	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/rebalance"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 // When claims get stuck is the member core's decision (see
@@ -49,7 +49,7 @@ func TestClaimsReportClaimsHeldTooLong(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	create := func(conn session.Conn, path, data string) {
+	create := func(conn zksession.Conn, path, data string) {
 		t.Helper()
 		if _, err := conn.Create(path, []byte(data), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatal(err)

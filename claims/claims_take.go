@@ -7,8 +7,8 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/rebalance"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 // A take creates a claim and its hold record in one multi-operation, and
@@ -18,7 +18,7 @@ import (
 // acquire tries to take p: to create its claim and hold record, replacing
 // a record left by a session that has ended. If another session holds
 // either, it arms a watch and reports p waiting.
-func (c *Claims) acquire(conn session.Conn, p rebalance.Partition, sid int64, ls *lives) outcome {
+func (c *Claims) acquire(conn zksession.Conn, p rebalance.Partition, sid int64, ls *lives) outcome {
 	t := take{p: p, replace: noRecord}
 	for attempt := 0; attempt < 5; attempt++ {
 		ops, opOf := c.takeOps([]take{t}, sid)
@@ -75,7 +75,7 @@ func (c *Claims) acquire(conn session.Conn, p rebalance.Partition, sid int64, ls
 
 // ensureParents creates the parents of the claims and of the hold records,
 // for a group's first claims.
-func (c *Claims) ensureParents(conn session.Conn) error {
+func (c *Claims) ensureParents(conn zksession.Conn) error {
 	for _, dir := range []string{c.cfg.Paths.Owners(), c.cfg.Paths.Holds()} {
 		if err := zkpath.Ensure(conn, dir, c.cfg.ACL...); err != nil {
 			return fmt.Errorf("create %s: %w", dir, err)
@@ -205,7 +205,7 @@ const (
 // p taken over. Without a record, or with one of this actor's, it looks
 // at the claim (see lookClaim); one of this session without the claim
 // is a claim that vanished.
-func (c *Claims) look(conn session.Conn, p rebalance.Partition, sid int64, ls *lives) looked {
+func (c *Claims) look(conn zksession.Conn, p rebalance.Partition, sid int64, ls *lives) looked {
 	return c.lookWatching(conn, p, sid, ls, true)
 }
 
@@ -214,11 +214,11 @@ func (c *Claims) look(conn session.Conn, p rebalance.Partition, sid int64, ls *l
 // record without a watch, which would only fire when the take-over
 // deletes the record (a notification per partition), and reads it again
 // with one if the holder turns out alive after all.
-func (c *Claims) lookExpectingEnded(conn session.Conn, p rebalance.Partition, sid int64, ls *lives) looked {
+func (c *Claims) lookExpectingEnded(conn zksession.Conn, p rebalance.Partition, sid int64, ls *lives) looked {
 	return c.lookWatching(conn, p, sid, ls, false)
 }
 
-func (c *Claims) lookWatching(conn session.Conn, p rebalance.Partition, sid int64, ls *lives, watch bool) looked {
+func (c *Claims) lookWatching(conn zksession.Conn, p rebalance.Partition, sid int64, ls *lives, watch bool) looked {
 	h := c.lookRecord(conn, p, sid, ls, watch)
 	if !watch && (h.found == holdLive || h.found == holdForeign) {
 		h = c.lookRecord(conn, p, sid, ls, true) // to wait on it
@@ -255,7 +255,7 @@ func (c *Claims) lookWatching(conn session.Conn, p rebalance.Partition, sid int6
 // (foundStale, to delete and create again), or no claim (foundFree,
 // released meanwhile; the watch then fires for our own create and is
 // dropped).
-func (c *Claims) lookClaim(conn session.Conn, p rebalance.Partition, sid int64) looked {
+func (c *Claims) lookClaim(conn zksession.Conn, p rebalance.Partition, sid int64) looked {
 	exists, stat, watch, err := conn.ExistsW(c.path(p))
 	switch {
 	case err != nil:

@@ -17,6 +17,7 @@ import (
 	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
@@ -34,8 +35,8 @@ var claimPaths = zkpath.Group{Root: "/zkalloc", Group: "claims"}
 type claimer struct {
 	t        *testing.T
 	name     string
-	probe    *actor.Latest[session.State]
-	st       session.State // the latest state taken from probe
+	probe    *actor.Latest[zksession.State]
+	st       zksession.State // the latest state taken from probe
 	desired  *actor.Latest[claims.Desired]
 	held     *actor.Latest[claims.Held]
 	stuck    *claims.StuckBox
@@ -53,18 +54,18 @@ func startClaimer(t *testing.T, servers []string, name string, timeout time.Dura
 // startClaimerWith is startClaimer with the claims actor's connection
 // wrapped by wrap (inside the request counter) and its config changed by
 // configure; either may be nil.
-func startClaimerWith(t *testing.T, servers []string, name string, timeout time.Duration, wrap func(session.Conn) session.Conn, configure func(*claims.Config)) *claimer {
+func startClaimerWith(t *testing.T, servers []string, name string, timeout time.Duration, wrap func(zksession.Conn) zksession.Conn, configure func(*claims.Config)) *claimer {
 	t.Helper()
 	if wrap == nil {
-		wrap = func(conn session.Conn) session.Conn { return conn }
+		wrap = func(conn zksession.Conn) zksession.Conn { return conn }
 	}
 	c := &claimer{t: t, name: name}
-	cfg := session.Config{
+	cfg := zksession.Config{
 		Servers:  servers,
 		Timeout:  timeout,
-		WrapConn: func(conn session.Conn) session.Conn { return countingConn{Conn: wrap(conn), n: &c.requests} },
+		WrapConn: func(conn zksession.Conn) zksession.Conn { return countingConn{Conn: wrap(conn), n: &c.requests} },
 	}
-	run, probe := actortest.StartWithSession(t, cfg, name, func(sub *actor.Latest[session.State]) actor.Actor {
+	run, probe := actortest.StartWithSession(t, cfg, name, func(sub *actor.Latest[zksession.State]) actor.Actor {
 		cfg := claims.Config{Paths: claimPaths, Member: name, Session: sub}
 		if configure != nil {
 			configure(&cfg)
@@ -98,7 +99,7 @@ func (c *claimer) register() {
 func noCheck(cfg *claims.Config) { cfg.CheckEvery = -1 }
 
 // waitSession waits until a published session state satisfies ok.
-func (c *claimer) waitSession(what string, ok func(session.State) bool) session.State {
+func (c *claimer) waitSession(what string, ok func(zksession.State) bool) zksession.State {
 	c.t.Helper()
 	return actortest.Await(c.t, c.probe, &c.st, claimWait, c.name+": "+what+" session", ok)
 }
@@ -130,7 +131,7 @@ func holds(d claims.Desired, held []rebalance.Partition) (string, func(claims.He
 
 // countingConn counts the requests an actor sends.
 type countingConn struct {
-	session.Conn
+	zksession.Conn
 	n *atomic.Int64
 }
 
@@ -166,7 +167,7 @@ func holdPath(p rebalance.Partition) string { return claimPaths.Holds() + "/" + 
 
 // checkHold checks that p's hold record exists and names session owner
 // of member.
-func checkHold(t *testing.T, conn session.Conn, p rebalance.Partition, owner int64, member string) {
+func checkHold(t *testing.T, conn zksession.Conn, p rebalance.Partition, owner int64, member string) {
 	t.Helper()
 	got, stat, err := conn.Get(holdPath(p))
 	if err != nil {
@@ -179,7 +180,7 @@ func checkHold(t *testing.T, conn session.Conn, p rebalance.Partition, owner int
 
 // checkClaim checks that p's claim node exists, is owned by owner and
 // holds data, and returns its stat.
-func checkClaim(t *testing.T, conn session.Conn, p rebalance.Partition, owner int64, data string) *zk.Stat {
+func checkClaim(t *testing.T, conn zksession.Conn, p rebalance.Partition, owner int64, data string) *zk.Stat {
 	t.Helper()
 	got, stat, err := conn.Get(claimPath(p))
 	if err != nil {
@@ -369,7 +370,7 @@ func TestClaimsVerifiedAfterReconnect(t *testing.T) {
 
 	sid, before := a.st.SessionID, a.st.Reconnects
 	proxy.Reset()
-	st := a.waitSession("up again", func(st session.State) bool {
+	st := a.waitSession("up again", func(st zksession.State) bool {
 		return st.Status == session.Up && st.Reconnects > before
 	})
 	if st.SessionID != sid {
@@ -407,7 +408,7 @@ func TestClaimsRecreatedAfterExpiry(t *testing.T) {
 	proxy.Blackhole(true)
 	zktest.WaitGone(t, obs.Conn, claimPath(t0[0]), 4*timeout)
 	proxy.Blackhole(false)
-	st := a.waitSession("up in a new session", func(st session.State) bool {
+	st := a.waitSession("up in a new session", func(st zksession.State) bool {
 		return st.Status == session.Up && st.SessionID != old
 	})
 	// The Desired still names the old session: nothing is claimed for it.
@@ -449,12 +450,12 @@ func TestClaimsReleasedAfterLostSessionResumes(t *testing.T) {
 	sid, before := a.st.SessionID, a.st.Reconnects
 
 	proxy.Blackhole(true)
-	a.waitSession("lost", func(st session.State) bool { return st.Status == session.Lost })
+	a.waitSession("lost", func(st zksession.State) bool { return st.Status == session.Lost })
 	lost := a.st
 	proxy.Blackhole(false)
 	// Meanwhile the rebalance actor has moved t:1 elsewhere.
 	d := a.want(actortest.Parts("t", 0)...)
-	st := a.waitSession("up again", func(st session.State) bool { return st.Status == session.Up && st.Reconnects > before })
+	st := a.waitSession("up again", func(st zksession.State) bool { return st.Status == session.Up && st.Reconnects > before })
 	t.Logf("lost %v after the last reply, up again %v after that", lost.Since.Sub(lost.LastReply), st.Since.Sub(lost.Since))
 	if st.SessionID != sid {
 		t.Fatalf("the server expired session %#x before it could resume (now %#x): the reconnection was too slow for this test", sid, st.SessionID)
@@ -479,7 +480,7 @@ func TestClaimsReleasedAfterLostSessionResumes(t *testing.T) {
 // answers as if the connection had dropped before the reply, and fails
 // every read of it the same way: the claimer cannot learn the outcome.
 type lostReplyConn struct {
-	session.Conn
+	zksession.Conn
 	lose func(path string) bool
 	lost chan<- struct{} // signalled (without blocking) on every lost reply
 }
@@ -539,7 +540,7 @@ func TestClaimsUnknownCreateReleasedWhenNoLongerWanted(t *testing.T) {
 	var lose atomic.Bool
 	lose.Store(true)
 	lost := make(chan struct{}, 1)
-	a := startClaimerWith(t, []string{srv.Addr()}, "a", 4*time.Second, func(conn session.Conn) session.Conn {
+	a := startClaimerWith(t, []string{srv.Addr()}, "a", 4*time.Second, func(conn zksession.Conn) zksession.Conn {
 		return lostReplyConn{Conn: conn, lost: lost, lose: func(p string) bool {
 			return p == claimPath(t1[0]) && lose.Load()
 		}}
@@ -576,7 +577,7 @@ func TestClaimsCreatedInBatches(t *testing.T) {
 	want := actortest.Parts("t", ids...)
 
 	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, noCheck)
-	a.waitSession("up", func(st session.State) bool { return st.Status == session.Up })
+	a.waitSession("up", func(st zksession.State) bool { return st.Status == session.Up })
 	before := a.requests.Load()
 	a.waitHeld(holds(a.want(want...), want))
 	// Three batches that find no owners node, the node and its parents
@@ -593,7 +594,7 @@ func TestClaimsCreatedInBatches(t *testing.T) {
 	}
 
 	b := startClaimerWith(t, servers, "b", 4*time.Second, nil, noCheck)
-	b.waitSession("up", func(st session.State) bool { return st.Status == session.Up })
+	b.waitSession("up", func(st zksession.State) bool { return st.Status == session.Up })
 	before = b.requests.Load()
 	db := b.want(want...)
 	b.waitHeld(holds(db, nil))
@@ -644,7 +645,7 @@ func TestClaimsReleaseOfVanishedClaims(t *testing.T) {
 // lookBlockingConn holds every ExistsW until open is closed: the looks at
 // claims held by another session never return before then.
 type lookBlockingConn struct {
-	session.Conn
+	zksession.Conn
 	open <-chan struct{}
 }
 
@@ -671,7 +672,7 @@ func TestClaimsHeldReportedBeforeTheLooks(t *testing.T) {
 	a.waitHeld(holds(a.want(taken...), taken))
 
 	open := make(chan struct{})
-	b := startClaimerWith(t, servers, "b", 4*time.Second, func(conn session.Conn) session.Conn {
+	b := startClaimerWith(t, servers, "b", 4*time.Second, func(conn zksession.Conn) zksession.Conn {
 		return lookBlockingConn{Conn: conn, open: open}
 	}, nil)
 	var once sync.Once

@@ -7,9 +7,9 @@ import (
 
 	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/rebalance"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 // tokenOf returns p's token in h; 0 if h does not hold it.
@@ -22,7 +22,7 @@ func tokenOf(h claims.Held, p rebalance.Partition) int64 {
 
 // wantNodeTokens checks that h's token of each of ps is its claim node's
 // creation zxid.
-func wantNodeTokens(t *testing.T, conn session.Conn, h claims.Held, owner int64, data string, ps ...rebalance.Partition) {
+func wantNodeTokens(t *testing.T, conn zksession.Conn, h claims.Held, owner int64, data string, ps ...rebalance.Partition) {
 	t.Helper()
 	for _, p := range ps {
 		stat := checkClaim(t, conn, p, owner, data)

@@ -6,9 +6,9 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zkwatch"
 	"github.com/zkalloc/zkalloc/rebalance"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 // The actor waits for claims held by others on watches, never by polling:
@@ -106,7 +106,7 @@ func (c *Claims) waitSession(p rebalance.Partition, sid int64, l *life) {
 // rewatch arms again the watches on the member nodes of the holders
 // whose node changed but may still live (see fired), and wakes the claims
 // that wait on those that have ended.
-func (c *Claims) rewatch(conn session.Conn, ls *lives) error {
+func (c *Claims) rewatch(conn zksession.Conn, ls *lives) error {
 	for sid, member := range c.rewatching {
 		if c.sessionWatched[sid] {
 			delete(c.rewatching, sid) // watched again meanwhile

@@ -12,8 +12,8 @@ import (
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/rebalance"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 // Hold records: a claim is an ephemeral node, and anyone may delete it. If
@@ -135,7 +135,7 @@ func newLives(log *slog.Logger) *lives { return &lives{log: log, by: make(map[in
 
 // of returns whether session sid of member lives, reading its member node
 // with a watch the first time it is asked in the attempt.
-func (ls *lives) of(conn session.Conn, paths zkpath.Group, sid int64, member string) *life {
+func (ls *lives) of(conn zksession.Conn, paths zkpath.Group, sid int64, member string) *life {
 	ls.mu.Lock()
 	l, ok := ls.by[sid]
 	if !ok {
@@ -163,7 +163,7 @@ func (ls *lives) of(conn session.Conn, paths zkpath.Group, sid int64, member str
 
 // lookRecord reads p's hold record, with a watch if watch is set, and says
 // what it names. The record's session is looked up in ls.
-func (c *Claims) lookRecord(conn session.Conn, p rebalance.Partition, sid int64, ls *lives, watch bool) holdLook {
+func (c *Claims) lookRecord(conn zksession.Conn, p rebalance.Partition, sid int64, ls *lives, watch bool) holdLook {
 	var data []byte
 	var stat *zk.Stat
 	var w <-chan zk.Event
@@ -224,7 +224,7 @@ type hold struct {
 // readHold reads p's hold record and reports whether it names session
 // sid (or, with before, an earlier session of this actor), and its
 // version.
-func (c *Claims) readHold(conn session.Conn, p rebalance.Partition, sid int64, before bool) (hold, error) {
+func (c *Claims) readHold(conn zksession.Conn, p rebalance.Partition, sid int64, before bool) (hold, error) {
 	data, stat, err := conn.Get(c.record(p))
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
@@ -240,7 +240,7 @@ func (c *Claims) readHold(conn session.Conn, p rebalance.Partition, sid int64, b
 // earlier session of this actor: the claim is gone or another's, and the
 // partition is given up. The record may have been read at version; if it
 // has changed since, it is read again.
-func (c *Claims) releaseHold(conn session.Conn, p rebalance.Partition, sid int64, version int32, read bool) error {
+func (c *Claims) releaseHold(conn zksession.Conn, p rebalance.Partition, sid int64, version int32, read bool) error {
 	for attempt := 0; attempt < 5; attempt++ {
 		if !read {
 			h, err := c.readHold(conn, p, sid, true)
@@ -266,7 +266,7 @@ func (c *Claims) releaseHold(conn session.Conn, p rebalance.Partition, sid int64
 
 // releaseVanished releases the hold records of ps, vanished claims no
 // longer wanted, at the versions read.
-func (c *Claims) releaseVanished(conn session.Conn, ps []rebalance.Partition, sid int64) []outcome {
+func (c *Claims) releaseVanished(conn zksession.Conn, ps []rebalance.Partition, sid int64) []outcome {
 	versions := make([]int32, len(ps))
 	for i, p := range ps {
 		versions[i] = c.vanished[p]

@@ -14,6 +14,7 @@ import (
 	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
@@ -120,7 +121,7 @@ func TestClaimsNoTakeOverWithoutReleaseOrEnd(t *testing.T) {
 
 // pathCounter counts the requests sent on paths under prefix.
 type pathCounter struct {
-	session.Conn
+	zksession.Conn
 	prefix string
 	n      *atomic.Int64
 }
@@ -158,7 +159,7 @@ func TestClaimsCrashedHolderTakenOver(t *testing.T) {
 			a := startClaimerWith(t, servers, "a", 4*time.Second, nil, noCheck)
 			a.waitHeld(holds(a.want(want...), want))
 			var memberReads atomic.Int64
-			b := startClaimerWith(t, servers, "b", 4*time.Second, func(conn session.Conn) session.Conn {
+			b := startClaimerWith(t, servers, "b", 4*time.Second, func(conn zksession.Conn) zksession.Conn {
 				return pathCounter{Conn: conn, prefix: claimPaths.Members() + "/", n: &memberReads}
 			}, noCheck)
 
@@ -193,7 +194,7 @@ func TestClaimsCrashedHolderTakenOver(t *testing.T) {
 
 // waitChildren waits until path has n children and returns how many it
 // has.
-func waitChildren(t *testing.T, conn session.Conn, path string, n int) int {
+func waitChildren(t *testing.T, conn zksession.Conn, path string, n int) int {
 	t.Helper()
 	deadline := time.Now().Add(claimWait)
 	for {
@@ -378,7 +379,7 @@ func TestClaimsOldSessionsRecordsReplaced(t *testing.T) {
 	proxy.Blackhole(true)
 	zktest.WaitGone(t, obs.Conn, claimPath(ts[0]), 4*timeout)
 	proxy.Blackhole(false)
-	st := a.waitSession("up in a new session", func(st session.State) bool {
+	st := a.waitSession("up in a new session", func(st zksession.State) bool {
 		return st.Status == session.Up && st.SessionID != old
 	})
 	checkHold(t, obs.Conn, ts[0], old, "a")

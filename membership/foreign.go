@@ -10,8 +10,8 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/rebalance"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 // Bounds on the member list as read. Every member reads the whole list in
@@ -100,7 +100,7 @@ type verdicts struct {
 // that are not a live session's, are left out and logged once each with
 // their path; a node gone meanwhile is left out (the list's watch fires
 // for it). own, this member's name, is taken as a member: list checks it.
-func (m *Membership) members(conn session.Conn, names []string, pzxid int64) ([]string, error) {
+func (m *Membership) members(conn zksession.Conn, names []string, pzxid int64) ([]string, error) {
 	v := &m.verdicts
 	if v.warned == nil {
 		v.warned = make(map[string]struct{})

@@ -13,6 +13,7 @@ import (
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/ioloop"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -25,7 +26,7 @@ type View struct {
 	Members   []string // sorted, distinct
 	Zxid      int64    // zxid of the last change to the list (the members node's pzxid)
 	SessionID int64    // the session the list was read in
-	// Reconnects is the session's [session.State.Reconnects] when the list
+	// Reconnects is the session's [zksession.State.Reconnects] when the list
 	// was read: a view older than the latest reconnection may be stale.
 	Reconnects uint64
 	// Seats are the group's seat nodes, sorted by name, with Config.Seats
@@ -48,7 +49,7 @@ type Config struct {
 	// it first registers and refuses to join a group whose members name
 	// another (see [ErrStrategyMismatch]).
 	Info    Info
-	Session *actor.Latest[session.State]
+	Session *actor.Latest[zksession.State]
 	// Seats keeps a seat node for this member, <group>/seats/<member>,
 	// created (or its version bumped) at every registration, and lists
 	// the group's seats in every View: DepartureDelay.
@@ -253,7 +254,7 @@ func (m *Membership) work() error {
 }
 
 // list lists the members, arms the list's watch and publishes the view.
-func (m *Membership) list(conn session.Conn) error {
+func (m *Membership) list(conn zksession.Conn) error {
 	var sl seatList
 	done := make(chan struct{})
 	if m.cfg.Seats { // pipelined with the member list
@@ -323,7 +324,7 @@ func isFatal(err error) bool {
 }
 
 // register creates the member's ephemeral node in the current session.
-func (m *Membership) register(conn session.Conn) error {
+func (m *Membership) register(conn zksession.Conn) error {
 	p := m.cfg.Paths.Member(m.cfg.Member)
 	for attempt := 0; ; attempt++ {
 		if attempt == 5 {
@@ -378,7 +379,7 @@ type ownWatch struct {
 // its deletion or a change by someone else is noticed at once rather than
 // at the next list. It changes nothing in the actor, so that it can run
 // alongside a list.
-func watchOwn(conn session.Conn, p string, sid int64) ownWatch {
+func watchOwn(conn zksession.Conn, p string, sid int64) ownWatch {
 	exists, stat, w, err := conn.ExistsW(p)
 	switch {
 	case err != nil:

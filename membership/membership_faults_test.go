@@ -9,9 +9,9 @@ import (
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/membership"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 // A retry scheduled after a failure in one connection does not hold up
@@ -25,7 +25,7 @@ func TestMembershipRetryDelayEndsOnReconnection(t *testing.T) {
 	obs := actortest.Observe(t, []string{srv.Addr()}, wait)
 	var fail atomic.Bool
 	clock := actor.NewFakeClock(time.Now())
-	m := startMemberWrapped(t, proxy.Addrs(), "m", membership.Info{}, 4*time.Second, func(conn session.Conn) session.Conn {
+	m := startMemberWrapped(t, proxy.Addrs(), "m", membership.Info{}, 4*time.Second, func(conn zksession.Conn) zksession.Conn {
 		return actortest.FailingConn{Conn: conn, Fail: &fail}
 	}, func(cfg *membership.Config) { cfg.Clock = clock })
 	m.waitSession("up", actortest.IsUp)

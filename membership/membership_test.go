@@ -13,9 +13,9 @@ import (
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/membership"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 // The membership actor against a real ZooKeeper: each member is a session
@@ -32,8 +32,8 @@ type member struct {
 	name  string
 	m     *membership.Membership
 	run   *actortest.Running // the group of the two; a test that expects it to fail calls run.MayFail
-	probe *actor.Latest[session.State]
-	st    session.State   // the latest state taken from probe
+	probe *actor.Latest[zksession.State]
+	st    zksession.State // the latest state taken from probe
 	last  membership.View // the latest view taken
 }
 
@@ -45,11 +45,11 @@ func startMember(t *testing.T, servers []string, name string, info membership.In
 // startMemberWrapped is startMember with the session's connection wrapped
 // by wrap, and the membership's Config changed by configure, each if it is
 // not nil.
-func startMemberWrapped(t *testing.T, servers []string, name string, info membership.Info, timeout time.Duration, wrap func(session.Conn) session.Conn, configure func(*membership.Config)) *member {
+func startMemberWrapped(t *testing.T, servers []string, name string, info membership.Info, timeout time.Duration, wrap func(zksession.Conn) zksession.Conn, configure func(*membership.Config)) *member {
 	t.Helper()
 	m := &member{t: t, name: name}
-	m.run, m.probe = actortest.StartWithSession(t, session.Config{Servers: servers, Timeout: timeout, WrapConn: wrap}, name,
-		func(sub *actor.Latest[session.State]) actor.Actor {
+	m.run, m.probe = actortest.StartWithSession(t, zksession.Config{Servers: servers, Timeout: timeout, WrapConn: wrap}, name,
+		func(sub *actor.Latest[zksession.State]) actor.Actor {
 			cfg := membership.Config{Paths: paths, Member: name, Info: info, Session: sub}
 			if configure != nil {
 				configure(&cfg)
@@ -61,7 +61,7 @@ func startMemberWrapped(t *testing.T, servers []string, name string, info member
 }
 
 // waitSession waits until a published session state satisfies ok.
-func (m *member) waitSession(what string, ok func(session.State) bool) session.State {
+func (m *member) waitSession(what string, ok func(zksession.State) bool) zksession.State {
 	m.t.Helper()
 	return actortest.Await(m.t, m.probe, &m.st, wait, m.name+": "+what+" session", ok)
 }
@@ -79,7 +79,7 @@ func listing(names ...string) (string, func(membership.View) bool) {
 
 // checkNode checks that name's member node is ephemeral, owned by owner,
 // and holds info, and returns its stat.
-func checkNode(t *testing.T, conn session.Conn, name string, owner int64, info membership.Info) *zk.Stat {
+func checkNode(t *testing.T, conn zksession.Conn, name string, owner int64, info membership.Info) *zk.Stat {
 	t.Helper()
 	data := info.Data()
 	got, stat, err := conn.Get(paths.Member(name))
@@ -93,7 +93,7 @@ func checkNode(t *testing.T, conn session.Conn, name string, owner int64, info m
 }
 
 // pzxid reads the members node's pzxid.
-func pzxid(t *testing.T, conn session.Conn) int64 {
+func pzxid(t *testing.T, conn zksession.Conn) int64 {
 	t.Helper()
 	_, stat, err := conn.Get(paths.Members())
 	if err != nil {
@@ -217,7 +217,7 @@ func TestMembershipRegistersAgainAfterExpiry(t *testing.T) {
 	proxy.Blackhole(true)
 	zktest.WaitGone(t, obs.Conn, paths.Member("m"), 4*timeout)
 	proxy.Blackhole(false)
-	st := m.waitSession("up in a new session", func(st session.State) bool { return actortest.IsUp(st) && st.SessionID != old })
+	st := m.waitSession("up in a new session", func(st zksession.State) bool { return actortest.IsUp(st) && st.SessionID != old })
 	what, listed := listing("m")
 	m.waitView(what+" in the new session", func(v membership.View) bool { return v.SessionID == st.SessionID && listed(v) })
 	checkNode(t, obs.Conn, "m", st.SessionID, info)
@@ -240,7 +240,7 @@ func TestMembershipStopsWhenItsNameIsTaken(t *testing.T) {
 // flakyOwnWatch fails the first watch of the member's own node as if the
 // connection had dropped, and signals watched when one has been armed.
 type flakyOwnWatch struct {
-	session.Conn
+	zksession.Conn
 	failed  *atomic.Bool
 	watched chan<- struct{}
 }
@@ -271,7 +271,7 @@ func TestMembershipRetriesItsOwnWatch(t *testing.T) {
 	servers := []string{srv.Addr()}
 	var failed atomic.Bool
 	watched := make(chan struct{}, 1)
-	m := startMemberWrapped(t, servers, "m", membership.Info{}, 4*time.Second, func(c session.Conn) session.Conn {
+	m := startMemberWrapped(t, servers, "m", membership.Info{}, 4*time.Second, func(c zksession.Conn) zksession.Conn {
 		return flakyOwnWatch{Conn: c, failed: &failed, watched: watched}
 	}, nil)
 	m.waitSession("up", actortest.IsUp)

@@ -8,7 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
-	"github.com/zkalloc/zkalloc/session"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 )
 
 // ErrStrategyMismatch is returned by [Membership.Run] when, before the
@@ -26,7 +26,7 @@ const peersChecked = 3
 // and returns an error wrapping [ErrStrategyMismatch] if one of them names
 // another strategy than ours. Nodes without a strategy (older versions)
 // and nodes gone meanwhile pass.
-func (m *Membership) checkPeers(conn session.Conn) error {
+func (m *Membership) checkPeers(conn zksession.Conn) error {
 	names, _, err := conn.Children(m.cfg.Paths.Members())
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil // the first member of the group

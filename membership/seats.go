@@ -10,7 +10,7 @@ import (
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
-	"github.com/zkalloc/zkalloc/session"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 )
 
 // Seat is a member's seat node, <group>/seats/<member> (DepartureDelay):
@@ -58,7 +58,7 @@ func (m *Membership) Expire(seats []Seat) { m.expire.Set(slices.Clone(seats)) }
 // ensureSeat creates this member's seat, or bumps its version if it
 // exists, so that no departure timer started before this join can delete
 // it (see [Membership.Expire]).
-func (m *Membership) ensureSeat(conn session.Conn) error {
+func (m *Membership) ensureSeat(conn zksession.Conn) error {
 	p := m.cfg.Paths.Seat(m.cfg.Member)
 	data := []byte(m.cfg.Member)
 	_, err := conn.Set(p, data, -1)
@@ -92,7 +92,7 @@ type seatList struct {
 	err   error
 }
 
-func listSeats(conn session.Conn, paths zkpath.Group) seatList {
+func listSeats(conn zksession.Conn, paths zkpath.Group) seatList {
 	names, stat, watch, err := conn.ChildrenW(paths.Seats())
 	return seatList{names: names, stat: stat, watch: watch, err: err}
 }
@@ -100,7 +100,7 @@ func listSeats(conn session.Conn, paths zkpath.Group) seatList {
 // seats turns a reading of the seats into the view's, reading the version
 // of each seat whose member is not in members (sorted). A seat gone
 // meanwhile is left out.
-func seats(conn session.Conn, paths zkpath.Group, names, members []string) ([]Seat, error) {
+func seats(conn zksession.Conn, paths zkpath.Group, names, members []string) ([]Seat, error) {
 	slices.Sort(names)
 	out := make([]Seat, len(names))
 	var away []int
@@ -139,7 +139,7 @@ func seats(conn session.Conn, paths zkpath.Group, names, members []string) ([]Se
 // expireSeats deletes the seats asked for by [Membership.Expire], each at
 // its version; one already gone or joined again (a newer version) is left.
 // Never this member's own.
-func (m *Membership) expireSeats(conn session.Conn) error {
+func (m *Membership) expireSeats(conn zksession.Conn) error {
 	var left []Seat
 	var errs []error
 	for _, s := range m.toExpire {

@@ -15,10 +15,10 @@ import (
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 // full is the data of a topic with every ID it may hold.
@@ -165,8 +165,8 @@ func TestSetSeedPastMaxPartitions(t *testing.T) {
 	if _, err := obs.Create(paths.Topic("a"), full, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
-	run, _ := actortest.StartWithSession(t, session.Config{Servers: []string{srv.Addr()}, Timeout: 4 * time.Second}, "partitions",
-		func(sub *actor.Latest[session.State]) actor.Actor {
+	run, _ := actortest.StartWithSession(t, zksession.Config{Servers: []string{srv.Addr()}, Timeout: 4 * time.Second}, "partitions",
+		func(sub *actor.Latest[zksession.State]) actor.Actor {
 			set, err := partitions.New(partitions.Config{Paths: paths, Seed: map[string][]int32{"b": {0}}, Session: sub})
 			if err != nil {
 				t.Fatal(err)

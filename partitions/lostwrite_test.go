@@ -14,9 +14,9 @@ import (
 
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/partitions"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 // pausingConn holds a writer between its read and its write: once armed,
@@ -25,7 +25,7 @@ import (
 // and waits for resume before it is sent. It records every Multi's error.
 // It is safe for concurrent use.
 type pausingConn struct {
-	session.Conn
+	zksession.Conn
 	armed  *atomic.Bool
 	paused chan<- struct{}
 	resume <-chan struct{}
@@ -34,7 +34,7 @@ type pausingConn struct {
 	multis *[]error
 }
 
-func newPausingConn(c session.Conn) (pc pausingConn, paused <-chan struct{}, resume chan<- struct{}) {
+func newPausingConn(c zksession.Conn) (pc pausingConn, paused <-chan struct{}, resume chan<- struct{}) {
 	p, r := make(chan struct{}, 1), make(chan struct{})
 	return pausingConn{Conn: c, armed: new(atomic.Bool), paused: p, resume: r, mu: new(sync.Mutex), multis: new([]error)}, p, r
 }
@@ -85,7 +85,7 @@ func TestNoLostSetWrite(t *testing.T) {
 			var m *member
 			switch w1 {
 			case "Set.Add":
-				m = startSetWith(t, []string{srv.Addr()}, paths, nil, func(c session.Conn) session.Conn {
+				m = startSetWith(t, []string{srv.Addr()}, paths, nil, func(c zksession.Conn) zksession.Conn {
 					w := pc // shares the pause and the record
 					w.Conn = c
 					return w

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/zkalloc/zkalloc/actor"
-	"github.com/zkalloc/zkalloc/session"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 )
 
 // TestPublishComparesCorruptTopics: a view whose corrupt topics differ
@@ -14,7 +14,7 @@ import (
 // zxid; the view is compared in full all the same.)
 func TestPublishComparesCorruptTopics(t *testing.T) {
 	t.Parallel()
-	s, err := New(Config{Session: actor.NewLatest[session.State]()})
+	s, err := New(Config{Session: actor.NewLatest[zksession.State]()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,9 +17,9 @@ import (
 	"github.com/zkalloc/zkalloc/internal/inflight"
 	"github.com/zkalloc/zkalloc/internal/ioloop"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zkwatch"
 	"github.com/zkalloc/zkalloc/rebalance"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 // View is one reading of the shared partition set.
@@ -29,7 +29,7 @@ type View struct {
 	// topic nodes' mzxid and the partitions node's pzxid.
 	Zxid      int64
 	SessionID int64 // the session the set was read in
-	// Reconnects is the session's [session.State.Reconnects] when the set
+	// Reconnects is the session's [zksession.State.Reconnects] when the set
 	// was read: a view older than the latest reconnection may be stale.
 	Reconnects uint64
 	// Corrupt lists the topics whose data could not be read, with why;
@@ -51,7 +51,7 @@ type Config struct {
 	// Seed is merged into the set once, in the first session, before the
 	// first view is published.
 	Seed    map[string][]int32
-	Session *actor.Latest[session.State]
+	Session *actor.Latest[zksession.State]
 	// ACL is given to the nodes the actor creates; default world-all.
 	ACL []zk.ACL
 	// Resync is the period of a safety re-read of the whole set; default
@@ -319,7 +319,7 @@ func (s *Set) work() error {
 
 // apply writes one queued change, an addition only if the set's topics
 // then stay within [MaxTopicsBytes].
-func (s *Set) apply(conn session.Conn, c change) error {
+func (s *Set) apply(conn zksession.Conn, c change) error {
 	if !c.remove {
 		if err := s.checkTopicList(c.topics); err != nil {
 			return err
@@ -405,7 +405,7 @@ func unionLen(a, b []int32) int {
 }
 
 // readAll re-reads every topic and re-arms every watch.
-func (s *Set) readAll(conn session.Conn) error {
+func (s *Set) readAll(conn zksession.Conn) error {
 	names, stat, w, err := conn.ChildrenW(s.cfg.Paths.Partitions())
 	if errors.Is(err, zk.ErrNoNode) {
 		if err := zkpath.Ensure(conn, s.cfg.Paths.Partitions(), s.cfg.ACL...); err != nil {
@@ -476,7 +476,7 @@ func (s *Set) holds(ids map[string][]int32) bool {
 }
 
 // readDirty re-reads the topics whose watches fired.
-func (s *Set) readDirty(conn session.Conn) error {
+func (s *Set) readDirty(conn zksession.Conn) error {
 	names := slices.Sorted(maps.Keys(s.dirty))
 	var first error
 	fresh := make(map[string]fetched, len(names))

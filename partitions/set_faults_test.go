@@ -11,9 +11,9 @@ import (
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/partitions"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 // A retry scheduled after a failure in one connection does not hold up
@@ -28,7 +28,7 @@ func TestSetRetryDelayEndsOnReconnection(t *testing.T) {
 	paths := zkpath.Group{Root: "/zkalloc", Group: t.Name()}
 	var fail atomic.Bool
 	clock := actor.NewFakeClock(time.Now())
-	m := startSetWith(t, proxy.Addrs(), paths, map[string][]int32{"t": {0}}, func(conn session.Conn) session.Conn {
+	m := startSetWith(t, proxy.Addrs(), paths, map[string][]int32{"t": {0}}, func(conn zksession.Conn) zksession.Conn {
 		return actortest.FailingConn{Conn: conn, Fail: &fail}
 	}, func(cfg *partitions.Config) { cfg.Clock = clock })
 	m.waitParts(actortest.Parts("t", 0))

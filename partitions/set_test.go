@@ -13,10 +13,10 @@ import (
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 // member runs a session and a partition set, and follows the views.
@@ -24,9 +24,9 @@ type member struct {
 	t     *testing.T
 	set   *partitions.Set
 	last  partitions.View
-	conn  session.Conn
-	probe *actor.Latest[session.State]
-	st    session.State // the latest state taken from probe
+	conn  zksession.Conn
+	probe *actor.Latest[zksession.State]
+	st    zksession.State // the latest state taken from probe
 }
 
 func startSet(t *testing.T, servers []string, paths zkpath.Group, seed map[string][]int32) *member {
@@ -36,11 +36,11 @@ func startSet(t *testing.T, servers []string, paths zkpath.Group, seed map[strin
 
 // startSetWith is startSet with the session's connection wrapped by wrap,
 // and the set's Config changed by configure, each if it is not nil.
-func startSetWith(t *testing.T, servers []string, paths zkpath.Group, seed map[string][]int32, wrap func(session.Conn) session.Conn, configure func(*partitions.Config)) *member {
+func startSetWith(t *testing.T, servers []string, paths zkpath.Group, seed map[string][]int32, wrap func(zksession.Conn) zksession.Conn, configure func(*partitions.Config)) *member {
 	t.Helper()
 	m := &member{t: t}
-	_, m.probe = actortest.StartWithSession(t, session.Config{Servers: servers, Timeout: 4 * time.Second, WrapConn: wrap}, "partitions",
-		func(sub *actor.Latest[session.State]) actor.Actor {
+	_, m.probe = actortest.StartWithSession(t, zksession.Config{Servers: servers, Timeout: 4 * time.Second, WrapConn: wrap}, "partitions",
+		func(sub *actor.Latest[zksession.State]) actor.Actor {
 			cfg := partitions.Config{Paths: paths, Seed: seed, Session: sub}
 			if configure != nil {
 				configure(&cfg)
@@ -57,7 +57,7 @@ func startSetWith(t *testing.T, servers []string, paths zkpath.Group, seed map[s
 }
 
 // waitSession waits until a published session state satisfies ok.
-func (m *member) waitSession(what string, ok func(session.State) bool) session.State {
+func (m *member) waitSession(what string, ok func(zksession.State) bool) zksession.State {
 	m.t.Helper()
 	return actortest.Await(m.t, m.probe, &m.st, 10*time.Second, what+" session", ok)
 }
@@ -325,7 +325,7 @@ func TestSetFirstViewHoldsSeed(t *testing.T) {
 
 // snapshot returns the partitions node's stat and each topic node's
 // version, so that a test can tell whether anything was written.
-func snapshot(t *testing.T, conn session.Conn, paths zkpath.Group) string {
+func snapshot(t *testing.T, conn zksession.Conn, paths zkpath.Group) string {
 	t.Helper()
 	names, dir, err := conn.Children(paths.Partitions())
 	if err != nil {

@@ -11,15 +11,15 @@ import (
 
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/rebalance"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 // countingConn counts the plain reads, which only writes make (the set
 // reads with watches).
 type countingConn struct {
-	session.Conn
+	zksession.Conn
 	gets *atomic.Int64
 }
 
@@ -36,7 +36,7 @@ func TestSetWriteReadsEachTopicOnce(t *testing.T) {
 	srv := zktest.Standalone(t, zktest.Options{})
 	paths := zkpath.Group{Root: "/zkalloc", Group: t.Name()}
 	var gets atomic.Int64
-	m := startSetWith(t, []string{srv.Addr()}, paths, nil, func(c session.Conn) session.Conn {
+	m := startSetWith(t, []string{srv.Addr()}, paths, nil, func(c zksession.Conn) zksession.Conn {
 		return countingConn{Conn: c, gets: &gets}
 	}, nil)
 	ids := every(2, 100_000) // about 294 KB: two do not fit one multi

@@ -1,4 +1,4 @@
-package session
+package zksession
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/session"
 )
 
 // recorder is a subscriber that keeps every state published, in order.
@@ -85,7 +86,7 @@ func (d *driver) step(t *testing.T, step string) {
 	var id int64
 	switch {
 	case step == "|": // a mark in what was published, to show when
-		d.rec.Set(State{Status: mark})
+		d.rec.Set(State{State: session.State{Status: mark}})
 	case step == "down":
 		d.client.state = zk.StateDisconnected
 		d.event(zk.StateDisconnected)
@@ -114,7 +115,7 @@ func scan(s, format string, v *int64) bool {
 }
 
 // mark is the status of the marks that the step "|" records.
-const mark Status = -1
+const mark session.Status = -1
 
 // brief writes published states as "up 1", "lost 1 ended"...
 func brief(states []State) []string {

@@ -1,4 +1,4 @@
-package session
+package zksession
 
 // InFlight returns how many requests the session's connection let through
 // to the client in the current session that have not returned yet.

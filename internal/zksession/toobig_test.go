@@ -1,4 +1,4 @@
-package session_test
+package zksession_test
 
 import (
 	"fmt"
@@ -10,8 +10,8 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 // TestSessionLogsAReplyTooBig lists a node whose children's names take
@@ -21,7 +21,7 @@ func TestSessionLogsAReplyTooBig(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	logs := actortest.NewLogs()
-	s := session.New(session.Config{Servers: []string{srv.Addr()}, Timeout: 4 * time.Second, Logger: slog.New(logs)})
+	s := zksession.New(zksession.Config{Servers: []string{srv.Addr()}, Timeout: 4 * time.Second, Logger: slog.New(logs)})
 	w := &watcher{t: t, sub: s.Subscribe()}
 	actortest.Run(t, "session", s.Run)
 	up := w.waitFor("up", 10*time.Second, actortest.IsUp)

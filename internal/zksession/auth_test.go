@@ -1,4 +1,4 @@
-package session_test
+package zksession_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/session"
 )
@@ -26,8 +27,8 @@ func TestSessionAuthOnEveryConnection(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	proxy := zktest.StartProxy(t, srv.Addr())
-	cfg := session.Config{Servers: proxy.Addrs(), Timeout: 4 * time.Second,
-		Auth: []session.Auth{{Scheme: "digest", Credentials: []byte("alice:secret")}}}
+	cfg := zksession.Config{Servers: proxy.Addrs(), Timeout: 4 * time.Second,
+		Auth: []zksession.Auth{{Scheme: "digest", Credentials: []byte("alice:secret")}}}
 	s, w, _ := runConfig(t, cfg)
 	up := w.waitFor("up", 10*time.Second, actortest.IsUp)
 	// The "auth" scheme fails with InvalidACL on a connection without
@@ -35,7 +36,7 @@ func TestSessionAuthOnEveryConnection(t *testing.T) {
 	if _, err := up.Conn.Create("/only-alice", []byte("0"), 0, zk.AuthACL(zk.PermAll)); err != nil {
 		t.Fatalf("create with an auth ACL on the first request: %v", err)
 	}
-	write := func(st session.State, when string) {
+	write := func(st zksession.State, when string) {
 		t.Helper()
 		if _, err := st.Conn.Set("/only-alice", []byte(when), -1); err != nil {
 			t.Errorf("%s: Set on alice's node = %v; want the credentials given again", when, err)
@@ -43,7 +44,7 @@ func TestSessionAuthOnEveryConnection(t *testing.T) {
 	}
 
 	proxy.Reset()
-	again := w.waitFor("up again", 10*time.Second, func(st session.State) bool { return actortest.IsUp(st) && st.Reconnects >= 2 })
+	again := w.waitFor("up again", 10*time.Second, func(st zksession.State) bool { return actortest.IsUp(st) && st.Reconnects >= 2 })
 	write(again, "after a reset")
 
 	id, passwd := s.Credentials()
@@ -52,7 +53,7 @@ func TestSessionAuthOnEveryConnection(t *testing.T) {
 	if err := zktest.ExpireSession(ctx, srv.Addr(), id, passwd); err != nil {
 		t.Fatal(err)
 	}
-	renewed := w.waitFor("up with a new session", 10*time.Second, func(st session.State) bool {
+	renewed := w.waitFor("up with a new session", 10*time.Second, func(st zksession.State) bool {
 		return actortest.IsUp(st) && st.SessionID != up.SessionID
 	})
 	write(renewed, "in a new session")
@@ -69,8 +70,8 @@ func TestSessionAuthOnEveryConnection(t *testing.T) {
 func TestSessionAuthRefused(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
-	s := session.New(session.Config{Servers: []string{srv.Addr()}, Timeout: 4 * time.Second, Logger: slog.New(slog.DiscardHandler),
-		Auth: []session.Auth{{Scheme: "nosuchscheme", Credentials: []byte("x")}}})
+	s := zksession.New(zksession.Config{Servers: []string{srv.Addr()}, Timeout: 4 * time.Second, Logger: slog.New(slog.DiscardHandler),
+		Auth: []zksession.Auth{{Scheme: "nosuchscheme", Credentials: []byte("x")}}})
 	sub := s.Subscribe()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -90,8 +91,8 @@ func TestSessionAuthCancelledWhileWaiting(t *testing.T) {
 	t.Parallel()
 	dialed := make(chan struct{})
 	var once sync.Once
-	cfg := session.Config{Servers: []string{silentServer(t)}, Timeout: 4 * time.Second,
-		Auth: []session.Auth{{Scheme: "digest", Credentials: []byte("a:b")}},
+	cfg := zksession.Config{Servers: []string{silentServer(t)}, Timeout: 4 * time.Second,
+		Auth: []zksession.Auth{{Scheme: "digest", Credentials: []byte("a:b")}},
 		Dialer: func(network, address string, timeout time.Duration) (net.Conn, error) {
 			once.Do(func() { close(dialed) })
 			return net.DialTimeout(network, address, timeout)
@@ -105,5 +106,5 @@ func TestSessionAuthCancelledWhileWaiting(t *testing.T) {
 	if took := stop(); took > 5*time.Second {
 		t.Errorf("Run took %v to return after cancel", took)
 	}
-	w.waitFor("closed", time.Second, func(st session.State) bool { return st.Status == session.Closed })
+	w.waitFor("closed", time.Second, func(st zksession.State) bool { return st.Status == session.Closed })
 }

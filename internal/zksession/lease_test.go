@@ -1,4 +1,4 @@
-package session_test
+package zksession_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/session"
 )
@@ -52,7 +53,7 @@ func TestSessionLeaseFollowerCutOffFromLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.BlackholeQuorum(follower, false) })
-	lost := w.waitFor("lost", 3*timeout, func(st session.State) bool { return st.Status == session.Lost })
+	lost := w.waitFor("lost", 3*timeout, func(st zksession.State) bool { return st.Status == session.Lost })
 	lostAfter := time.Since(cut)
 	exists, stat, err := observer.Exists("/member")
 	if err != nil || !exists || stat.EphemeralOwner != up.SessionID {
@@ -82,7 +83,7 @@ func TestSessionLeaseSyncs(t *testing.T) {
 		}
 		return &opCounter{Conn: c, op: opSync, n: &syncs}, nil
 	}
-	_, w, _ := runConfig(t, session.Config{Servers: []string{srv.Addr()}, Timeout: timeout, Dialer: dial})
+	_, w, _ := runConfig(t, zksession.Config{Servers: []string{srv.Addr()}, Timeout: timeout, Dialer: dial})
 	up := w.waitFor("up", 10*time.Second, actortest.IsUp)
 	// From one sync to the fourth after it: four intervals.
 	waitUntil(t, 10*time.Second, "a sync", func() bool { return syncs.Load() >= 1 })
@@ -161,7 +162,7 @@ func TestSessionQuorumLeaseChecks(t *testing.T) {
 		}
 		return &opCounter{Conn: c, op: opSync, n: &syncs}, nil
 	}
-	_, w, _ := runConfig(t, session.Config{Servers: []string{srv.Addr()}, Timeout: timeout, Dialer: dial, QuorumCheck: "/group"})
+	_, w, _ := runConfig(t, zksession.Config{Servers: []string{srv.Addr()}, Timeout: timeout, Dialer: dial, QuorumCheck: "/group"})
 	up := w.waitFor("up", 10*time.Second, actortest.IsUp)
 	waitUntil(t, 10*time.Second, "a check", func() bool { return checks.Load() >= 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -179,7 +180,7 @@ func TestSessionQuorumLeaseChecks(t *testing.T) {
 	if st := w.last; st.Status != session.Up || st.Reconnects != up.Reconnects {
 		t.Errorf("a healthy session went %v (reconnects %d) with the quorum lease", st.Status, st.Reconnects)
 	}
-	if i := slices.IndexFunc(w.states(), func(st session.State) bool { return st.Status == session.Lost }); i >= 0 {
+	if i := slices.IndexFunc(w.states(), func(st zksession.State) bool { return st.Status == session.Lost }); i >= 0 {
 		t.Errorf("states published: %v; want no Lost: the checks renew the lease", briefStates(w.states()))
 	}
 	if n := syncs.Load(); n != 0 {
@@ -233,7 +234,7 @@ func TestSessionQuorumLeaseDeposedLeader(t *testing.T) {
 		}
 		return &opCounter{Conn: c, op: opSync, n: &requests}, nil
 	}
-	_, w, _ := runConfig(t, session.Config{Servers: addrs[leader : leader+1], Timeout: timeout, Dialer: dial, QuorumCheck: "/group"})
+	_, w, _ := runConfig(t, zksession.Config{Servers: addrs[leader : leader+1], Timeout: timeout, Dialer: dial, QuorumCheck: "/group"})
 	up := w.waitFor("up", 20*time.Second, actortest.IsUp)
 	waitUntil(t, 10*time.Second, "three requests of the lease", func() bool { return requests.Load() >= 3 })
 
@@ -243,14 +244,14 @@ func TestSessionQuorumLeaseDeposedLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.BlackholeQuorum(leader, false) })
-	w.waitFor("lost or suspended", 4*timeout, func(st session.State) bool { return st.Status != session.Up })
+	w.waitFor("lost or suspended", 4*timeout, func(st zksession.State) bool { return st.Status != session.Up })
 	lostAfter := time.Since(cut)
 	states := w.states()
 	if first := states[before]; first.Status != session.Lost || first.Ended || first.SessionID != up.SessionID {
 		t.Fatalf("after the cut the session went %v (states %v) %v after it; want Lost by its lease, not ended, while the deposed leader still served it",
 			first.Status, briefStates(states), lostAfter.Round(time.Millisecond))
 	}
-	if limit := time.Duration(session.LeaseFraction * float64(timeout)); lostAfter > limit+time.Second {
+	if limit := time.Duration(zksession.LeaseFraction * float64(timeout)); lostAfter > limit+time.Second {
 		t.Errorf("Lost %v after the cut, want within the lease (%v) and a second", lostAfter.Round(time.Millisecond), limit)
 	}
 	// The deposed leader steps down later. (When the new leader expires

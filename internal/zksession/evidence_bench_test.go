@@ -1,4 +1,4 @@
-package session_test
+package zksession_test
 
 import (
 	"bytes"

@@ -1,7 +1,8 @@
-package session_test
+package zksession_test
 
 import (
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 
 	"errors"
 	"net"
@@ -13,11 +14,10 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/zktest"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 // waitFailure polls s.Failure until ok accepts it.
-func waitFailure(t *testing.T, s *session.Session, within time.Duration, what string, ok func(up bool, err error) bool) {
+func waitFailure(t *testing.T, s *zksession.Session, within time.Duration, what string, ok func(up bool, err error) bool) {
 	t.Helper()
 	deadline := time.After(within)
 	for {
@@ -47,7 +47,7 @@ func TestSessionFailureKeepsTheLastConnectionError(t *testing.T) {
 		}
 		return net.DialTimeout(network, address, timeout)
 	}
-	s, w, _ := runConfig(t, session.Config{Servers: []string{srv.Addr()}, Timeout: 2 * time.Second, Dialer: dial})
+	s, w, _ := runConfig(t, zksession.Config{Servers: []string{srv.Addr()}, Timeout: 2 * time.Second, Dialer: dial})
 	waitFailure(t, s, 10*time.Second, "the refusal", func(up bool, err error) bool { return !up && errors.Is(err, refused) })
 	open.Store(true)
 	w.waitFor("up", 10*time.Second, actortest.IsUp)
@@ -74,7 +74,7 @@ func TestSessionFailureNamesAServerThatDoesNotAnswer(t *testing.T) {
 		}
 	}()
 	t.Cleanup(func() { l.Close(); <-accepted })
-	s, _, stop := runConfig(t, session.Config{Servers: []string{l.Addr().String()}, Timeout: 2 * time.Second})
+	s, _, stop := runConfig(t, zksession.Config{Servers: []string{l.Addr().String()}, Timeout: 2 * time.Second})
 	waitFailure(t, s, 10*time.Second, "no answer from "+l.Addr().String(), func(up bool, err error) bool {
 		return !up && err != nil && strings.Contains(err.Error(), "no answer from "+l.Addr().String())
 	})

@@ -1,4 +1,4 @@
-package session
+package zksession
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/session"
 )
 
 // handshakeFraction of the session timeout bounds the wait for the answer
@@ -115,9 +116,25 @@ func (s *Session) Subscribe() *actor.Latest[State] {
 	return l
 }
 
+// Observe returns a new latest-wins cell like [Session.Subscribe]'s that
+// receives every state without the connection: for the member's
+// decisions, which take the state and make no request. Call it before
+// Run.
+func (s *Session) Observe() *actor.Latest[session.State] {
+	l := actor.NewLatest[session.State]()
+	s.subs = append(s.subs, plainSink{l})
+	return l
+}
+
 // stateSink receives every state the session publishes; Set must not
 // block. An [actor.Latest] is one; tests add recorders.
 type stateSink interface{ Set(State) }
+
+// plainSink hands a [session.State] cell the states without their
+// connection.
+type plainSink struct{ l *actor.Latest[session.State] }
+
+func (p plainSink) Set(st State) { p.l.Set(st.State) }
 
 // clientState is what the session reads of the client's own state: a
 // *zk.Conn, or a fake in tests.
@@ -138,12 +155,12 @@ func (s *Session) Credentials() (int64, []byte) { return s.contact.credentials()
 // have exited, or an error if the client cannot be created.
 func (s *Session) Run(ctx context.Context) error {
 	if ctx.Err() != nil {
-		s.publish(State{Status: Closed, Since: s.cfg.Clock.Now()})
+		s.publish(State{State: session.State{Status: session.Closed, Since: s.cfg.Clock.Now()}})
 		return nil
 	}
 	client, events, err := s.connect(ctx)
 	if err != nil {
-		s.publish(State{Status: Closed, Since: s.cfg.Clock.Now()})
+		s.publish(State{State: session.State{Status: session.Closed, Since: s.cfg.Clock.Now()}})
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -168,7 +185,7 @@ func (s *Session) Run(ctx context.Context) error {
 		if s.authPending != nil && !waitDone(s.authPending, stopTimeout) {
 			s.cfg.Logger.Error("zkalloc: a ZooKeeper credentials request did not return; leaving it behind")
 		}
-		s.state.Status, s.state.Since, s.state.Ended = Closed, s.cfg.Clock.Now(), false
+		s.state.Status, s.state.Since, s.state.Ended = session.Closed, s.cfg.Clock.Now(), false
 		s.publish(s.state)
 	}()
 
@@ -182,7 +199,7 @@ func (s *Session) Run(ctx context.Context) error {
 	if s.cfg.WrapConn != nil {
 		conn = s.cfg.WrapConn(conn)
 	}
-	s.state = State{Status: Connecting, Conn: conn, Since: s.cfg.Clock.Now(), Timeout: s.cfg.Timeout}
+	s.state = State{State: session.State{Status: session.Connecting, Since: s.cfg.Clock.Now(), Timeout: s.cfg.Timeout}, Conn: conn}
 	s.publish(s.state)
 
 	s.runLoop(ctx, client, syncs)
@@ -213,7 +230,7 @@ func (s *Session) runLoop(ctx context.Context, client *zk.Conn, syncs *syncer) {
 				syncTimer.Reset(0) // the first request of a connection goes at once
 			}
 		case <-syncTimer.C():
-			if inFlight || (s.state.Status != Up && s.state.Status != Lost) {
+			if inFlight || (s.state.Status != session.Up && s.state.Status != session.Lost) {
 				break // one at a time; while Suspended one waits in the gate anyway
 			}
 			if !syncs.start(ctx) {
@@ -227,7 +244,7 @@ func (s *Session) runLoop(ctx context.Context, client *zk.Conn, syncs *syncer) {
 		case <-leaseTimer.C():
 			s.checkLease()
 		}
-		if s.state.Status == Up || s.state.Status == Suspended {
+		if s.state.Status == session.Up || s.state.Status == session.Suspended {
 			leaseTimer.Reset(s.leaseLeft())
 		} else {
 			leaseTimer.Stop()
@@ -238,12 +255,12 @@ func (s *Session) runLoop(ctx context.Context, client *zk.Conn, syncs *syncer) {
 // checkLease reports the session Lost, but not ended, if its lease has
 // run out while it was Up or Suspended: the server may still hold it.
 func (s *Session) checkLease() {
-	if s.leaseLeft() > 0 || (s.state.Status != Up && s.state.Status != Suspended) {
+	if s.leaseLeft() > 0 || (s.state.Status != session.Up && s.state.Status != session.Suspended) {
 		return // renewed since the timer was set, or nothing to lose
 	}
 	s.cfg.Logger.Warn("zkalloc: the ZooKeeper leader has not been heard from within the session lease; treating the session as lost",
 		"session", fmt.Sprintf("%#x", s.state.SessionID), "leaseFrom", s.lease.anchor, "lastReply", s.state.LastReply)
-	s.transition(Lost, s.state.SessionID, false)
+	s.transition(session.Lost, s.state.SessionID, false)
 }
 
 // synced renews the lease with the answer to a request of the current
@@ -256,10 +273,10 @@ func (s *Session) synced(r syncResult, client clientState) {
 		return
 	}
 	s.lease.answered(r.sent, r.committed)
-	if s.state.Status == Lost && !s.state.Ended && s.leaseLeft() > 0 && client.State() == zk.StateHasSession && client.SessionID() == r.session {
+	if s.state.Status == session.Lost && !s.state.Ended && s.leaseLeft() > 0 && client.State() == zk.StateHasSession && client.SessionID() == r.session {
 		s.cfg.Logger.Info("zkalloc: the ZooKeeper leader answers again within the session lease", "session", fmt.Sprintf("%#x", r.session))
 		s.state.Reconnects++
-		s.transition(Up, r.session, false)
+		s.transition(session.Up, r.session, false)
 	}
 }
 
@@ -419,22 +436,22 @@ func (s *Session) apply(ev zk.Event, client clientState) (connected bool) {
 			s.lease.reset()
 		}
 		s.lease.connected(s.contact.dialedAt(), created)
-		if s.state.Status == Lost && !created && s.leaseLeft() <= 0 {
+		if s.state.Status == session.Lost && !created && s.leaseLeft() <= 0 {
 			// The quorum lease: a resumed session's connect response is
 			// no evidence until a check on this connection commits,
 			// which synced then reports Up.
 			return true
 		}
 		s.state.Reconnects++
-		s.transition(Up, id, false)
+		s.transition(session.Up, id, false)
 		return true
 	case zk.StateExpired:
 		if s.state.SessionID != 0 {
 			s.ended()
 		}
 	case zk.StateDisconnected, zk.StateConnecting, zk.StateConnected, zk.StateAuthFailed:
-		if s.state.Status == Up {
-			s.transition(Suspended, s.state.SessionID, false)
+		if s.state.Status == session.Up {
+			s.transition(session.Suspended, s.state.SessionID, false)
 		}
 	}
 	return false
@@ -445,25 +462,25 @@ func (s *Session) apply(ev zk.Event, client clientState) (connected bool) {
 // ended) is reported again: that it has now ended is news to subscribers
 // that wait for it before they count its ephemeral nodes gone.
 func (s *Session) ended() {
-	if s.state.Status == Lost && s.state.Ended {
+	if s.state.Status == session.Lost && s.state.Ended {
 		return
 	}
-	s.transition(Lost, s.state.SessionID, true)
+	s.transition(session.Lost, s.state.SessionID, true)
 }
 
 // transition publishes status to for session id; ended, with Lost, says
 // the session has ended on the server (see [State.Ended]).
-func (s *Session) transition(to Status, id int64, ended bool) {
+func (s *Session) transition(to session.Status, id int64, ended bool) {
 	lastReply, granted := s.contact.snapshot()
 	if granted > 0 {
 		s.state.Timeout = granted
 	}
 	s.state.Status, s.state.SessionID, s.state.LastReply = to, id, lastReply
-	s.state.Ended = to == Lost && ended
-	s.failures.setUp(to == Up)
+	s.state.Ended = to == session.Lost && ended
+	s.failures.setUp(to == session.Up)
 	s.state.Since = s.cfg.Clock.Now()
 	switch {
-	case to == Up:
+	case to == session.Up:
 		s.cfg.Logger.Info("zkalloc: ZooKeeper session up", "session", fmt.Sprintf("%#x", id), "timeout", s.state.Timeout, "reconnects", s.state.Reconnects)
 	case s.state.Ended:
 		s.cfg.Logger.Warn("zkalloc: ZooKeeper session lost: it has ended on the server", "session", fmt.Sprintf("%#x", id))

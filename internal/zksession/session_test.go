@@ -1,4 +1,4 @@
-package session_test
+package zksession_test
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/session"
 )
@@ -25,30 +26,30 @@ import (
 // watcher follows one subscription.
 type watcher struct {
 	t      testing.TB
-	sub    *actor.Latest[session.State]
-	last   session.State
-	states func() []session.State // every state published so far, in order
+	sub    *actor.Latest[zksession.State]
+	last   zksession.State
+	states func() []zksession.State // every state published so far, in order
 }
 
 // waitFor waits until a published state satisfies ok and returns it.
-func (w *watcher) waitFor(what string, within time.Duration, ok func(session.State) bool) session.State {
+func (w *watcher) waitFor(what string, within time.Duration, ok func(zksession.State) bool) zksession.State {
 	w.t.Helper()
 	return actortest.Await(w.t, w.sub, &w.last, within, what+" state", ok)
 }
 
 // run starts a session through a proxy and returns its watcher and a
 // stop function that cancels it and returns how long Run took to return.
-func run(t *testing.T, servers []string, timeout time.Duration) (*session.Session, *watcher, func() time.Duration) {
+func run(t *testing.T, servers []string, timeout time.Duration) (*zksession.Session, *watcher, func() time.Duration) {
 	t.Helper()
-	return runConfig(t, session.Config{Servers: servers, Timeout: timeout})
+	return runConfig(t, zksession.Config{Servers: servers, Timeout: timeout})
 }
 
 // runConfig is run with a whole config; its logs are discarded.
-func runConfig(t testing.TB, cfg session.Config) (*session.Session, *watcher, func() time.Duration) {
+func runConfig(t testing.TB, cfg zksession.Config) (*zksession.Session, *watcher, func() time.Duration) {
 	t.Helper()
 	cfg.Logger = slog.New(slog.DiscardHandler)
-	s := session.New(cfg)
-	w := &watcher{t: t, sub: s.Subscribe(), states: session.Record(s)}
+	s := zksession.New(cfg)
+	w := &watcher{t: t, sub: s.Subscribe(), states: zksession.Record(s)}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
@@ -92,7 +93,7 @@ func TestSessionStates(t *testing.T) {
 
 	// A reset connection resumes the same session.
 	proxy.Reset()
-	again := w.waitFor("up again", 10*time.Second, func(st session.State) bool { return actortest.IsUp(st) && st.Reconnects >= 2 })
+	again := w.waitFor("up again", 10*time.Second, func(st zksession.State) bool { return actortest.IsUp(st) && st.Reconnects >= 2 })
 	if again.SessionID != up.SessionID {
 		t.Errorf("after a reset the session changed from %#x to %#x", up.SessionID, again.SessionID)
 	}
@@ -105,8 +106,8 @@ func TestSessionStates(t *testing.T) {
 	}
 	defer observer.Close()
 	proxy.Blackhole(true)
-	w.waitFor("suspended", timeout, func(st session.State) bool { return st.Status == session.Suspended })
-	lost := w.waitFor("lost", timeout, func(st session.State) bool { return st.Status == session.Lost })
+	w.waitFor("suspended", timeout, func(st zksession.State) bool { return st.Status == session.Suspended })
+	lost := w.waitFor("lost", timeout, func(st zksession.State) bool { return st.Status == session.Lost })
 	exists, stat, err := observer.Exists("/eph")
 	if err != nil || !exists || stat.EphemeralOwner != up.SessionID {
 		t.Errorf("when Lost was reported the server had already dropped the session (exists %v, err %v)", exists, err)
@@ -127,21 +128,21 @@ func TestSessionStates(t *testing.T) {
 		t.Errorf("after expiry the session is still %#x", renewed.SessionID)
 	}
 	states := w.states()
-	ended := slices.IndexFunc(states, func(st session.State) bool {
+	ended := slices.IndexFunc(states, func(st zksession.State) bool {
 		return st.Status == session.Lost && st.SessionID == up.SessionID && st.Ended
 	})
-	next := slices.IndexFunc(states, func(st session.State) bool { return st.SessionID == renewed.SessionID })
+	next := slices.IndexFunc(states, func(st zksession.State) bool { return st.SessionID == renewed.SessionID })
 	if ended < 0 || ended > next {
 		t.Errorf("states published: %v; want Lost with Ended for %#x once it expired, before session %#x", briefStates(states), up.SessionID, renewed.SessionID)
 	}
 
 	// Close during a fault returns quickly.
 	proxy.Blackhole(true)
-	w.waitFor("suspended", timeout, func(st session.State) bool { return st.Status == session.Suspended })
+	w.waitFor("suspended", timeout, func(st zksession.State) bool { return st.Status == session.Suspended })
 	if took := stop(); took > 5*time.Second {
 		t.Errorf("Run took %v to return after cancel during a black hole", took)
 	}
-	w.waitFor("closed", time.Second, func(st session.State) bool { return st.Status == session.Closed })
+	w.waitFor("closed", time.Second, func(st zksession.State) bool { return st.Status == session.Closed })
 }
 
 func TestSessionCloseDeletesEphemerals(t *testing.T) {
@@ -168,7 +169,7 @@ func TestSessionCancelledBeforeConnect(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	s := session.New(session.Config{Servers: []string{"127.0.0.1:1"}})
+	s := zksession.New(zksession.Config{Servers: []string{"127.0.0.1:1"}})
 	sub := s.Subscribe()
 	if err := s.Run(ctx); err != nil {
 		t.Fatalf("Run() = %v", err)
@@ -179,7 +180,7 @@ func TestSessionCancelledBeforeConnect(t *testing.T) {
 }
 
 // briefStates writes states as "up 0x1", "lost 0x1 ended"...
-func briefStates(states []session.State) []string {
+func briefStates(states []zksession.State) []string {
 	out := make([]string, len(states))
 	for i, st := range states {
 		out[i] = fmt.Sprintf("%v %#x", st.Status, st.SessionID)
@@ -246,7 +247,7 @@ func TestSessionForcedExpiry(t *testing.T) {
 	if err := zktest.ExpireSession(ctx, srv.Addr(), id, passwd); err != nil {
 		t.Fatal(err)
 	}
-	renewed := w.waitFor("up with a new session", 10*time.Second, func(st session.State) bool {
+	renewed := w.waitFor("up with a new session", 10*time.Second, func(st zksession.State) bool {
 		return actortest.IsUp(st) && st.SessionID != up.SessionID
 	})
 	if renewed.Reconnects < 2 {
@@ -257,14 +258,14 @@ func TestSessionForcedExpiry(t *testing.T) {
 	}
 	// Lost, ended, was published before the new session came up.
 	states := w.states()
-	ended := slices.IndexFunc(states, func(st session.State) bool {
+	ended := slices.IndexFunc(states, func(st zksession.State) bool {
 		return st.Status == session.Lost && st.SessionID == up.SessionID && st.Ended
 	})
-	next := slices.IndexFunc(states, func(st session.State) bool { return st.SessionID == renewed.SessionID })
+	next := slices.IndexFunc(states, func(st zksession.State) bool { return st.SessionID == renewed.SessionID })
 	if ended < 0 || ended > next {
 		t.Errorf("states published: %v; want Lost with Ended for %#x before session %#x", briefStates(states), up.SessionID, renewed.SessionID)
 	}
-	if i := slices.IndexFunc(states, func(st session.State) bool { return st.Status == session.Lost && !st.Ended }); i >= 0 {
+	if i := slices.IndexFunc(states, func(st zksession.State) bool { return st.Status == session.Lost && !st.Ended }); i >= 0 {
 		t.Errorf("states published: %v; want no Lost without Ended (the lease never ran out)", briefStates(states))
 	}
 }
@@ -294,7 +295,7 @@ func TestSessionResumesPastAnUnansweredHandshake(t *testing.T) {
 		return c, err
 	}
 	const timeout = 6 * time.Second
-	_, w, _ := runConfig(t, session.Config{Servers: []string{srv.Addr()}, Timeout: timeout, Dialer: dial})
+	_, w, _ := runConfig(t, zksession.Config{Servers: []string{srv.Addr()}, Timeout: timeout, Dialer: dial})
 	up := w.waitFor("up", 10*time.Second, actortest.IsUp)
 	// The server hears from us now, so it keeps the session for a whole
 	// timeout after the break; the client's next dial reaches the silent
@@ -306,7 +307,7 @@ func TestSessionResumesPastAnUnansweredHandshake(t *testing.T) {
 	mu.Lock()
 	first.Close()
 	mu.Unlock()
-	again := w.waitFor("up again", timeout, func(st session.State) bool { return actortest.IsUp(st) && st.Reconnects >= 2 })
+	again := w.waitFor("up again", timeout, func(st zksession.State) bool { return actortest.IsUp(st) && st.Reconnects >= 2 })
 	if again.SessionID != up.SessionID {
 		t.Errorf("session %#x after the unanswered handshake, want %#x resumed", again.SessionID, up.SessionID)
 	}
@@ -333,7 +334,7 @@ func TestSessionResumesPastAnUnansweredHandshakeWhenTheTimeoutIsClamped(t *testi
 	)
 	srv := zktest.Standalone(t, zktest.Options{MinSessionTimeout: granted})
 	jam := &jamDialer{target: srv.Addr()}
-	_, w, _ := runConfig(t, session.Config{Servers: []string{srv.Addr()}, Timeout: asked, Dialer: jam.dial})
+	_, w, _ := runConfig(t, zksession.Config{Servers: []string{srv.Addr()}, Timeout: asked, Dialer: jam.dial})
 	up := w.waitFor("up", 10*time.Second, actortest.IsUp)
 	if up.Timeout != granted {
 		t.Fatalf("granted timeout %v, want the server to raise %v to %v", up.Timeout, asked, granted)
@@ -346,7 +347,7 @@ func TestSessionResumesPastAnUnansweredHandshakeWhenTheTimeoutIsClamped(t *testi
 	jam.slowHandshakes(late)
 	broke := time.Now()
 	jam.closeLatest()
-	again := w.waitFor("up again", granted, func(st session.State) bool { return actortest.IsUp(st) && st.Reconnects >= 2 })
+	again := w.waitFor("up again", granted, func(st zksession.State) bool { return actortest.IsUp(st) && st.Reconnects >= 2 })
 	if again.SessionID != up.SessionID {
 		t.Errorf("session %#x after the slow handshake, want %#x resumed", again.SessionID, up.SessionID)
 	}
@@ -448,7 +449,7 @@ const (
 func cutOff(t *testing.T, proxy *zktest.Proxy, w *watcher, timeout time.Duration, f func() error, meanwhile func()) error {
 	t.Helper()
 	proxy.Blackhole(true)
-	w.waitFor("suspended", timeout, func(st session.State) bool { return st.Status == session.Suspended })
+	w.waitFor("suspended", timeout, func(st zksession.State) bool { return st.Status == session.Suspended })
 	done := make(chan error, 1)
 	go func() { done <- f() }()
 	meanwhile()
@@ -472,7 +473,7 @@ func TestSessionRequestsWaitForWatchesResent(t *testing.T) {
 	proxy := zktest.StartProxy(t, srv.Addr())
 	var wire wireLog
 	const timeout = 6 * time.Second
-	_, w, _ := runConfig(t, session.Config{Servers: proxy.Addrs(), Timeout: timeout, Dialer: wire.dial})
+	_, w, _ := runConfig(t, zksession.Config{Servers: proxy.Addrs(), Timeout: timeout, Dialer: wire.dial})
 	up := w.waitFor("up", 10*time.Second, actortest.IsUp)
 	if _, _, _, err := up.Conn.ExistsW("/watched"); err != nil {
 		t.Fatal(err)
@@ -481,7 +482,7 @@ func TestSessionRequestsWaitForWatchesResent(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Get across the break: %v", err)
 	}
-	again := w.waitFor("up again", timeout, func(st session.State) bool { return actortest.IsUp(st) && st.Reconnects >= 2 })
+	again := w.waitFor("up again", timeout, func(st zksession.State) bool { return actortest.IsUp(st) && st.Reconnects >= 2 })
 	if again.SessionID != up.SessionID {
 		t.Fatalf("session %#x after the break, want %#x resumed", again.SessionID, up.SessionID)
 	}
@@ -499,7 +500,7 @@ func TestSessionRequestOfAnExpiredSessionFails(t *testing.T) {
 	srv := zktest.Standalone(t, zktest.Options{})
 	proxy := zktest.StartProxy(t, srv.Addr())
 	const timeout = 4 * time.Second
-	s, w, _ := runConfig(t, session.Config{Servers: proxy.Addrs(), Timeout: timeout})
+	s, w, _ := runConfig(t, zksession.Config{Servers: proxy.Addrs(), Timeout: timeout})
 	up := w.waitFor("up", 10*time.Second, actortest.IsUp)
 	id, passwd := s.Credentials()
 	create := func() error {
@@ -516,7 +517,7 @@ func TestSessionRequestOfAnExpiredSessionFails(t *testing.T) {
 	if !errors.Is(err, zk.ErrSessionExpired) {
 		t.Errorf("Create made in the expired session: %v, want zk.ErrSessionExpired", err)
 	}
-	renewed := w.waitFor("up with a new session", 10*time.Second, func(st session.State) bool {
+	renewed := w.waitFor("up with a new session", 10*time.Second, func(st zksession.State) bool {
 		return actortest.IsUp(st) && st.SessionID != up.SessionID
 	})
 	if exists, _, err := renewed.Conn.Exists("/late"); err != nil || exists {
@@ -537,7 +538,7 @@ func TestSessionRequestHeldByTheClientAcrossAnExpiryFails(t *testing.T) {
 	srv := zktest.Standalone(t, zktest.Options{})
 	jam := &jamDialer{target: srv.Addr()}
 	const timeout = 4 * time.Second
-	s, w, _ := runConfig(t, session.Config{
+	s, w, _ := runConfig(t, zksession.Config{
 		Servers: []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"},
 		Timeout: timeout,
 		Dialer:  jam.dial,
@@ -559,7 +560,7 @@ func TestSessionRequestHeldByTheClientAcrossAnExpiryFails(t *testing.T) {
 			errs <- err
 		}()
 	}
-	waitUntil(t, 5*time.Second, "the creates in the client", func() bool { return session.InFlight(s) == n })
+	waitUntil(t, 5*time.Second, "the creates in the client", func() bool { return zksession.InFlight(s) == n })
 	// The client's next dial waits until the server has expired the
 	// session; otherwise it could resume it first.
 	release := jam.holdDials()
@@ -592,7 +593,7 @@ func TestSessionRequestHeldByTheClientAcrossAnExpiryFails(t *testing.T) {
 	if closed < n-1 {
 		t.Errorf("%d of %d creates failed with zk.ErrConnectionClosed, want %d held by the client", closed, n, n-1)
 	}
-	renewed := w.waitFor("up with a new session", 10*time.Second, func(st session.State) bool {
+	renewed := w.waitFor("up with a new session", 10*time.Second, func(st zksession.State) bool {
 		return actortest.IsUp(st) && st.SessionID != up.SessionID
 	})
 	for i := range n {
@@ -743,15 +744,15 @@ func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool
 func BenchmarkSessionResume(b *testing.B) {
 	srv := zktest.Standalone(b, zktest.Options{})
 	dialer := &jamDialer{target: srv.Addr()}
-	_, w, _ := runConfig(b, session.Config{Servers: []string{srv.Addr()}, Timeout: 6 * time.Second, Dialer: dialer.dial})
+	_, w, _ := runConfig(b, zksession.Config{Servers: []string{srv.Addr()}, Timeout: 6 * time.Second, Dialer: dialer.dial})
 	w.waitFor("up", 10*time.Second, actortest.IsUp)
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		<-time.After(time.Until(w.last.Since.Add(session.ClientPause))) // a precondition, not a wait for a condition
+		<-time.After(time.Until(w.last.Since.Add(zksession.ClientPause))) // a precondition, not a wait for a condition
 		b.StartTimer()
 		dialer.closeLatest()
-		w.waitFor("suspended", 10*time.Second, func(st session.State) bool { return st.Status != session.Up })
+		w.waitFor("suspended", 10*time.Second, func(st zksession.State) bool { return st.Status != session.Up })
 		w.waitFor("up again", 10*time.Second, actortest.IsUp)
 	}
 }
