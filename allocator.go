@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/claims"
+	"github.com/zkalloc/zkalloc/internal/members"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/membership"
@@ -50,7 +51,7 @@ type Allocator struct {
 	cfg Config
 
 	sess    *zksession.Session
-	members *membership.Membership
+	members *members.Actor
 	set     *partitions.Set
 	reb     *member.Actor[Update]
 	group   actor.Group
@@ -93,7 +94,7 @@ func New(cfg Config) (*Allocator, error) {
 		sessCfg.QuorumCheck = paths.Dir()
 	}
 	sess := zksession.New(sessCfg)
-	members := membership.New(membership.Config{
+	members := members.New(members.Config{
 		Paths:   paths,
 		Member:  cfg.Member,
 		Info:    membership.ThisProcess(cfg.Strategy.Name()),

@@ -131,7 +131,7 @@ func readStatus(c *client) (*groupStatus, error) {
 		if r.err != nil {
 			return nil, r.err
 		}
-		if !membership.IsMember(r.stat) {
+		if !membership.IsMember(r.stat.EphemeralOwner) {
 			continue // not an ephemeral of a live session, as members judge
 		}
 		sessions[name] = r.stat.EphemeralOwner

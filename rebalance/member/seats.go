@@ -16,7 +16,7 @@ import (
 // nobody else's changes; if it joins again under the same name, the same
 // list gives it the same share. Each member times a seat from when it
 // first sees it without its member; the first whose timer runs out
-// deletes it (at the version it saw, see [membership.Membership.Expire]),
+// deletes it (at the version it saw, see [members.Actor.Expire]),
 // and every member recomputes on that one ZooKeeper event.
 //
 // Members with different delays agree once the shortest has run out: the

@@ -1,4 +1,4 @@
-package membership_test
+package members_test
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/members"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
@@ -19,7 +20,7 @@ import (
 )
 
 // The membership actor against a real ZooKeeper: each member is a session
-// and a Membership in one actor.Group.
+// and an Actor in one actor.Group.
 
 // wait bounds every wait for the actors; generous for a loaded machine.
 const wait = 10 * time.Second
@@ -30,7 +31,7 @@ var paths = zkpath.Group{Root: "/zkalloc", Group: "members"}
 type member struct {
 	t     *testing.T
 	name  string
-	m     *membership.Membership
+	m     *members.Actor
 	run   *actortest.Running // the group of the two; a test that expects it to fail calls run.MayFail
 	probe *actor.Latest[zksession.State]
 	st    zksession.State // the latest state taken from probe
@@ -45,16 +46,16 @@ func startMember(t *testing.T, servers []string, name string, info membership.In
 // startMemberWrapped is startMember with the session's connection wrapped
 // by wrap, and the membership's Config changed by configure, each if it is
 // not nil.
-func startMemberWrapped(t *testing.T, servers []string, name string, info membership.Info, timeout time.Duration, wrap func(zksession.Conn) zksession.Conn, configure func(*membership.Config)) *member {
+func startMemberWrapped(t *testing.T, servers []string, name string, info membership.Info, timeout time.Duration, wrap func(zksession.Conn) zksession.Conn, configure func(*members.Config)) *member {
 	t.Helper()
 	m := &member{t: t, name: name}
 	m.run, m.probe = actortest.StartWithSession(t, zksession.Config{Servers: servers, Timeout: timeout, WrapConn: wrap}, name,
 		func(sub *actor.Latest[zksession.State]) actor.Actor {
-			cfg := membership.Config{Paths: paths, Member: name, Info: info, Session: sub}
+			cfg := members.Config{Paths: paths, Member: name, Info: info, Session: sub}
 			if configure != nil {
 				configure(&cfg)
 			}
-			m.m = membership.New(cfg)
+			m.m = members.New(cfg)
 			return m.m
 		})
 	return m

@@ -1,9 +1,8 @@
-package membership
+package members
 
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -11,31 +10,9 @@ import (
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
 	"github.com/zkalloc/zkalloc/internal/zksession"
+	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
-
-// Bounds on the member list as read. Every member reads the whole list in
-// one reply, which the client refuses past its buffer (1 MiB), and hands
-// it to the strategy. A list past either bound is refused as a whole:
-// logged as an error naming the bound, no view published, read again when
-// it changes; and a member does not join a group whose list is past them
-// (ErrGroupFull).
-const (
-	// MaxMembers is the most children of members/ read: ten times the
-	// thousand members the scale test runs.
-	MaxMembers = 10_000
-	// MaxMembersBytes bounds the children's names, each counted with the
-	// 4 bytes of its length as ZooKeeper sends it: under the client's
-	// 1 MiB buffer with room for the reply's header. Names of members are
-	// at most 249 bytes (rebalance.MaxNameLen), so 3,950 members of the
-	// longest names fit, and MaxMembers of names up to 96 bytes.
-	MaxMembersBytes = 1_000_000
-)
-
-// ErrGroupFull is returned by [Membership.Run] when, before the member
-// first registers, the member list is already at or past [MaxMembers] or
-// [MaxMembersBytes].
-var ErrGroupFull = errors.New("membership: the group's member list is full")
 
 // checkBounds returns an error naming the bound if names, a list of
 // members/ as read, is past one; adding says that one more name, of
@@ -49,10 +26,10 @@ func checkBounds(names []string, adding int) error {
 		n, size = n+1, size+adding+4
 	}
 	switch {
-	case n > MaxMembers:
-		return fmt.Errorf("%d members, more than the limit of %d (MaxMembers)", n, MaxMembers)
-	case size > MaxMembersBytes:
-		return fmt.Errorf("%d members whose names take %d bytes, more than the limit of %d (MaxMembersBytes)", n, size, MaxMembersBytes)
+	case n > membership.MaxMembers:
+		return fmt.Errorf("%d members, more than the limit of %d (MaxMembers)", n, membership.MaxMembers)
+	case size > membership.MaxMembersBytes:
+		return fmt.Errorf("%d members whose names take %d bytes, more than the limit of %d (MaxMembersBytes)", n, size, membership.MaxMembersBytes)
 	}
 	return nil
 }
@@ -65,20 +42,6 @@ func short(name string) string {
 		return name
 	}
 	return fmt.Sprintf("%s...(%d bytes)", strings.ToValidUTF8(name[:show], ""), len(name))
-}
-
-// containerOwner is the ephemeral owner ZooKeeper gives a container node,
-// which no session has.
-const containerOwner = math.MinInt64
-
-// IsMember reports whether a child of members/ with this stat is a
-// member: an ephemeral node, which the server deletes when its session
-// ends, so that it stands for a live session. A persistent or container
-// node left there by hand or by another program is not one, however long
-// it stays. (A TTL node, which a server may allow, is deleted by the
-// server once it is old and childless.)
-func IsMember(stat *zk.Stat) bool {
-	return stat.EphemeralOwner != 0 && stat.EphemeralOwner != containerOwner
 }
 
 // verdicts keeps which children of members/ were found to be members
@@ -100,7 +63,7 @@ type verdicts struct {
 // that are not a live session's, are left out and logged once each with
 // their path; a node gone meanwhile is left out (the list's watch fires
 // for it). own, this member's name, is taken as a member: list checks it.
-func (m *Membership) members(conn zksession.Conn, names []string, pzxid int64) ([]string, error) {
+func (m *Actor) members(conn zksession.Conn, names []string, pzxid int64) ([]string, error) {
 	v := &m.verdicts
 	if v.warned == nil {
 		v.warned = make(map[string]struct{})
@@ -135,7 +98,7 @@ func (m *Membership) members(conn zksession.Conn, names []string, pzxid int64) (
 		case errs[i] != nil:
 			return nil, fmt.Errorf("read member node %s: %w", m.cfg.Paths.Member(name), errs[i])
 		}
-		v.of[name] = stats[i] != nil && IsMember(stats[i])
+		v.of[name] = stats[i] != nil && membership.IsMember(stats[i].EphemeralOwner)
 		if v.of[name] {
 			continue
 		}

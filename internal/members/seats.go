@@ -1,4 +1,4 @@
-package membership
+package members
 
 import (
 	"errors"
@@ -11,54 +11,19 @@ import (
 	"github.com/zkalloc/zkalloc/internal/inflight"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
+	"github.com/zkalloc/zkalloc/membership"
 )
-
-// Seat is a member's seat node, <group>/seats/<member> (DepartureDelay):
-// persistent, so it outlives the member's session, and deleted by the
-// first member whose departure timer for it runs out.
-type Seat struct {
-	Name string
-	// Version is the node's data version, read only for a seat without a
-	// live member (-1 otherwise). Each join bumps it, so that a deletion
-	// asked for from an older departure fails.
-	Version int32
-}
-
-// Away returns the seats of v without a live member, sorted.
-func (v View) Away() []Seat {
-	var away []Seat
-	for _, s := range v.Seats {
-		if _, live := slices.BinarySearch(v.Members, s.Name); !live {
-			away = append(away, s)
-		}
-	}
-	return away
-}
-
-// Seated returns the members of v and the names of its seats, sorted and
-// distinct: the list the assignment is computed over.
-func (v View) Seated() []string {
-	if len(v.Seats) == 0 {
-		return v.Members
-	}
-	out := slices.Clone(v.Members)
-	for _, s := range v.Seats {
-		out = append(out, s.Name)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
 
 // Expire asks for the given seats to be deleted, each only at the version
 // given, which the seat had while its member was away: a member that has
 // joined again since has bumped it, and keeps its seat. It replaces the
 // previous request and never blocks.
-func (m *Membership) Expire(seats []Seat) { m.expire.Set(slices.Clone(seats)) }
+func (m *Actor) Expire(seats []membership.Seat) { m.expire.Set(slices.Clone(seats)) }
 
 // ensureSeat creates this member's seat, or bumps its version if it
 // exists, so that no departure timer started before this join can delete
-// it (see [Membership.Expire]).
-func (m *Membership) ensureSeat(conn zksession.Conn) error {
+// it (see [Actor.Expire]).
+func (m *Actor) ensureSeat(conn zksession.Conn) error {
 	p := m.cfg.Paths.Seat(m.cfg.Member)
 	data := []byte(m.cfg.Member)
 	_, err := conn.Set(p, data, -1)
@@ -100,12 +65,12 @@ func listSeats(conn zksession.Conn, paths zkpath.Group) seatList {
 // seats turns a reading of the seats into the view's, reading the version
 // of each seat whose member is not in members (sorted). A seat gone
 // meanwhile is left out.
-func seats(conn zksession.Conn, paths zkpath.Group, names, members []string) ([]Seat, error) {
+func seats(conn zksession.Conn, paths zkpath.Group, names, members []string) ([]membership.Seat, error) {
 	slices.Sort(names)
-	out := make([]Seat, len(names))
+	out := make([]membership.Seat, len(names))
 	var away []int
 	for i, n := range names {
-		out[i] = Seat{Name: n, Version: -1}
+		out[i] = membership.Seat{Name: n, Version: -1}
 		if _, live := slices.BinarySearch(members, n); !live {
 			away = append(away, i)
 		}
@@ -136,11 +101,11 @@ func seats(conn zksession.Conn, paths zkpath.Group, names, members []string) ([]
 	return kept, nil
 }
 
-// expireSeats deletes the seats asked for by [Membership.Expire], each at
+// expireSeats deletes the seats asked for by [Actor.Expire], each at
 // its version; one already gone or joined again (a newer version) is left.
 // Never this member's own.
-func (m *Membership) expireSeats(conn zksession.Conn) error {
-	var left []Seat
+func (m *Actor) expireSeats(conn zksession.Conn) error {
+	var left []membership.Seat
 	var errs []error
 	for _, s := range m.toExpire {
 		if s.Name == m.cfg.Member {

@@ -1,4 +1,4 @@
-package membership_test
+package members_test
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/members"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/membership"
@@ -37,7 +38,7 @@ func TestMembershipIgnoresGhosts(t *testing.T) {
 		}
 	}
 	logs := actortest.NewLogs()
-	m := startMemberWrapped(t, servers, "m", membership.Info{}, 4*time.Second, nil, func(c *membership.Config) {
+	m := startMemberWrapped(t, servers, "m", membership.Info{}, 4*time.Second, nil, func(c *members.Config) {
 		c.Logger = slog.New(logs)
 	})
 	m.waitView(listing("m"))
@@ -76,7 +77,7 @@ func TestMembershipBoundsTheList(t *testing.T) {
 	servers := []string{srv.Addr()}
 	obs := actortest.Observe(t, servers, wait).Conn
 	logs := actortest.NewLogs()
-	m := startMemberWrapped(t, servers, "m", membership.Info{}, 4*time.Second, nil, func(c *membership.Config) {
+	m := startMemberWrapped(t, servers, "m", membership.Info{}, 4*time.Second, nil, func(c *members.Config) {
 		c.Logger = slog.New(logs)
 	})
 	before := m.waitView(listing("m"))
@@ -155,7 +156,7 @@ func TestMembershipJoinsPastUnreadableData(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := actortest.NewLogs()
-	m := startMemberWrapped(t, servers, "m", membership.Info{Strategy: "balanced"}, 4*time.Second, nil, func(c *membership.Config) {
+	m := startMemberWrapped(t, servers, "m", membership.Info{Strategy: "balanced"}, 4*time.Second, nil, func(c *members.Config) {
 		c.Logger = slog.New(logs)
 	})
 	m.waitView(listing("m", "odd"))

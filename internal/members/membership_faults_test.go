@@ -1,4 +1,4 @@
-package membership_test
+package members_test
 
 import (
 	"sync/atomic"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/members"
 	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/membership"
@@ -27,7 +28,7 @@ func TestMembershipRetryDelayEndsOnReconnection(t *testing.T) {
 	clock := actor.NewFakeClock(time.Now())
 	m := startMemberWrapped(t, proxy.Addrs(), "m", membership.Info{}, 4*time.Second, func(conn zksession.Conn) zksession.Conn {
 		return actortest.FailingConn{Conn: conn, Fail: &fail}
-	}, func(cfg *membership.Config) { cfg.Clock = clock })
+	}, func(cfg *members.Config) { cfg.Clock = clock })
 	m.waitSession("up", actortest.IsUp)
 	m.waitView(listing("m"))
 

@@ -1,4 +1,4 @@
-package membership
+package members
 
 import (
 	"errors"
@@ -9,12 +9,8 @@ import (
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
 	"github.com/zkalloc/zkalloc/internal/zksession"
+	"github.com/zkalloc/zkalloc/membership"
 )
-
-// ErrStrategyMismatch is returned by [Membership.Run] when, before the
-// member first registers, a live member of the group names a strategy in
-// its node other than the one in this member's Config.Info.
-var ErrStrategyMismatch = errors.New("membership: the group's members run another strategy")
 
 // peersChecked is how many other members' nodes the check before the
 // first registration reads: a newcomer that disagrees with its group
@@ -23,10 +19,10 @@ var ErrStrategyMismatch = errors.New("membership: the group's members run anothe
 const peersChecked = 3
 
 // checkPeers reads the nodes of the first few other members of the group
-// and returns an error wrapping [ErrStrategyMismatch] if one of them names
-// another strategy than ours. Nodes without a strategy (older versions)
+// and returns an error wrapping [membership.ErrStrategyMismatch] if one of
+// them names another strategy than ours. Nodes without a strategy (older versions)
 // and nodes gone meanwhile pass.
-func (m *Membership) checkPeers(conn zksession.Conn) error {
+func (m *Actor) checkPeers(conn zksession.Conn) error {
 	names, _, err := conn.Children(m.cfg.Paths.Members())
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil // the first member of the group
@@ -36,7 +32,7 @@ func (m *Membership) checkPeers(conn zksession.Conn) error {
 	}
 	if !slices.Contains(names, m.cfg.Member) {
 		if err := checkBounds(names, len(m.cfg.Member)); err != nil {
-			return fmt.Errorf("%w: %s cannot join: %w", ErrGroupFull, m.cfg.Paths.Members(), err)
+			return fmt.Errorf("%w: %s cannot join: %w", membership.ErrGroupFull, m.cfg.Paths.Members(), err)
 		}
 	}
 	slices.Sort(names)
@@ -52,14 +48,14 @@ func (m *Membership) checkPeers(conn zksession.Conn) error {
 		case errs[i] != nil:
 			return fmt.Errorf("read member %s: %w", name, errs[i])
 		}
-		peer, ok := ParseInfo(data[i])
+		peer, ok := membership.ParseInfo(data[i])
 		if !ok && len(data[i]) > 0 {
 			m.cfg.Logger.Warn("zkalloc: a member node's data is not a member's; not checking its strategy",
 				"path", m.cfg.Paths.Member(short(name)), "data", describe(data[i]))
 		}
 		if ok && peer.Strategy != "" && peer.Strategy != m.cfg.Info.Strategy {
 			return fmt.Errorf("%w: member %q runs strategy %q (%s), this one %q; every member of a group must use the same strategy (if %q has stopped, its node goes within its session timeout)",
-				ErrStrategyMismatch, name, peer.Strategy, describe(data[i]), m.cfg.Info.Strategy, name)
+				membership.ErrStrategyMismatch, name, peer.Strategy, describe(data[i]), m.cfg.Info.Strategy, name)
 		}
 	}
 	return nil

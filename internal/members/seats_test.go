@@ -1,4 +1,4 @@
-package membership_test
+package members_test
 
 import (
 	"slices"
@@ -8,11 +8,12 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/members"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/membership"
 )
 
-func withSeats(c *membership.Config) { c.Seats = true }
+func withSeats(c *members.Config) { c.Seats = true }
 
 // seated is the condition "the view lists members live and exactly
 // seats, those without a live member at a version read".

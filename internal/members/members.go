@@ -1,4 +1,4 @@
-package membership
+package members
 
 import (
 	"context"
@@ -14,41 +14,19 @@ import (
 	"github.com/zkalloc/zkalloc/internal/ioloop"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
+	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/session"
 )
 
-// ErrDuplicateMember is returned by [Membership.Run] when the member's node
-// is held by a live session that is not this actor's.
-var ErrDuplicateMember = errors.New("membership: member name is in use by another live session")
-
-// View is one reading of the group's member list.
-type View struct {
-	Members   []string // sorted, distinct
-	Zxid      int64    // zxid of the last change to the list (the members node's pzxid)
-	SessionID int64    // the session the list was read in
-	// Reconnects is the session's [zksession.State.Reconnects] when the list
-	// was read: a view older than the latest reconnection may be stale.
-	Reconnects uint64
-	// Seats are the group's seat nodes, sorted by name, with Config.Seats
-	// only (DepartureDelay); Zxid then covers their list too.
-	Seats []Seat
-}
-
-// Equal reports whether v and w list the same members, read at the same
-// zxid in the same session and connection.
-func (v View) Equal(w View) bool {
-	return v.Zxid == w.Zxid && v.SessionID == w.SessionID && v.Reconnects == w.Reconnects && slices.Equal(v.Members, w.Members) && slices.Equal(v.Seats, w.Seats)
-}
-
-// Config configures a [Membership]. Paths, Member and Session are required.
+// Config configures a [Actor]. Paths, Member and Session are required.
 type Config struct {
 	Paths  zkpath.Group
 	Member string
 	// Info describes the process in the member's node, as JSON. If it
 	// names a strategy, the member reads a few other members' nodes before
 	// it first registers and refuses to join a group whose members name
-	// another (see [ErrStrategyMismatch]).
-	Info    Info
+	// another (see [membership.ErrStrategyMismatch]).
+	Info    membership.Info
 	Session *actor.Latest[zksession.State]
 	// Seats keeps a seat node for this member, <group>/seats/<member>,
 	// created (or its version bumped) at every registration, and lists
@@ -62,11 +40,11 @@ type Config struct {
 	Clock  actor.Clock
 }
 
-// Membership is the actor that registers the member and watches the group.
-// Create it with [New]; read views from [Membership.Views].
-type Membership struct {
+// Actor is the actor that registers the member and watches the group.
+// Create it with [New]; read views from [Actor.Views].
+type Actor struct {
 	cfg Config
-	out *actor.Outbox[View]
+	out *actor.Outbox[membership.View]
 
 	// Owned by Run.
 	loop         *ioloop.Loop       // the session state and the retries
@@ -79,19 +57,19 @@ type Membership struct {
 	needList     bool
 	watch        <-chan zk.Event // on the member list
 	ownWatch     <-chan zk.Event // on our own node: deleted, or changed, by someone else
-	last         View
+	last         membership.View
 	published    bool
 	verdicts     verdicts // which children of members/ are members
 	refused      string   // the last list refused by the bounds, as logged
 
-	expire    *actor.Latest[[]Seat] // seats to delete, from Expire
-	toExpire  []Seat                // taken from expire, not yet deleted
-	needSeat  bool                  // create or bump our seat (cfg.Seats)
-	seatWatch <-chan zk.Event       // on the seat list
+	expire    *actor.Latest[[]membership.Seat] // seats to delete, from Expire
+	toExpire  []membership.Seat                // taken from expire, not yet deleted
+	needSeat  bool                             // create or bump our seat (cfg.Seats)
+	seatWatch <-chan zk.Event                  // on the seat list
 }
 
 // New returns a membership actor; it starts nothing.
-func New(cfg Config) *Membership {
+func New(cfg Config) *Actor {
 	if cfg.Resync == 0 {
 		cfg.Resync = 30 * time.Second
 	}
@@ -104,28 +82,29 @@ func New(cfg Config) *Membership {
 	if cfg.Clock == nil {
 		cfg.Clock = actor.RealClock()
 	}
-	return &Membership{
+	return &Actor{
 		cfg:         cfg,
-		out:         actor.NewOutbox[View](),
+		out:         actor.NewOutbox[membership.View](),
 		loop:        ioloop.New(ioloop.Config{Session: cfg.Session, Clock: cfg.Clock, Logger: cfg.Logger, What: "membership update", Fatal: isFatal}),
 		ownSessions: make(map[int64]struct{}),
 		data:        cfg.Info.Data(),
 		needPeers:   cfg.Info.Strategy != "",
-		expire:      actor.NewLatest[[]Seat](),
+		expire:      actor.NewLatest[[]membership.Seat](),
 	}
 }
 
 // Views delivers member lists, latest-wins: a slow reader gets the newest
 // and never blocks the actor. It is closed when Run returns.
-func (m *Membership) Views() <-chan View { return m.out.C() }
+func (m *Actor) Views() <-chan membership.View { return m.out.C() }
 
 // Run registers the member and publishes views until ctx is cancelled
 // (returning nil), the name is found in use by another live session
-// (returning an error wrapping [ErrDuplicateMember]) or, before the first
-// registration, another member is found running another strategy
-// ([ErrStrategyMismatch]). ZooKeeper errors are retried with backoff for
-// as long as it runs.
-func (m *Membership) Run(ctx context.Context) error {
+// (returning an error wrapping [membership.ErrDuplicateMember]) or,
+// before the first registration, another member is found running another
+// strategy ([membership.ErrStrategyMismatch]) or the list is full
+// ([membership.ErrGroupFull]). ZooKeeper errors are retried with backoff
+// for as long as it runs.
+func (m *Actor) Run(ctx context.Context) error {
 	defer m.out.Close()
 	resync := m.cfg.Clock.NewTimer(m.cfg.Resync)
 	defer resync.Stop()
@@ -173,7 +152,7 @@ func (m *Membership) Run(ctx context.Context) error {
 
 // onSession follows the session state just taken; fresh says it is Up on
 // a new connection.
-func (m *Membership) onSession(fresh bool) {
+func (m *Actor) onSession(fresh bool) {
 	st := m.loop.State()
 	switch st.Status {
 	case session.Up:
@@ -193,7 +172,7 @@ func (m *Membership) onSession(fresh bool) {
 }
 
 // work registers and lists as needed, in the current session.
-func (m *Membership) work() error {
+func (m *Actor) work() error {
 	conn := m.loop.State().Conn
 	if m.needPeers {
 		if err := m.checkPeers(conn); err != nil {
@@ -254,7 +233,7 @@ func (m *Membership) work() error {
 }
 
 // list lists the members, arms the list's watch and publishes the view.
-func (m *Membership) list(conn zksession.Conn) error {
+func (m *Actor) list(conn zksession.Conn) error {
 	var sl seatList
 	done := make(chan struct{})
 	if m.cfg.Seats { // pipelined with the member list
@@ -293,7 +272,7 @@ func (m *Membership) list(conn zksession.Conn) error {
 	if err != nil {
 		return err
 	}
-	v := View{Members: members, Zxid: stat.Pzxid, SessionID: conn.SessionID(), Reconnects: m.loop.State().Reconnects}
+	v := membership.View{Members: members, Zxid: stat.Pzxid, SessionID: conn.SessionID(), Reconnects: m.loop.State().Reconnects}
 	if m.cfg.Seats {
 		if sl.err != nil {
 			if errors.Is(sl.err, zk.ErrNoNode) {
@@ -320,11 +299,11 @@ func (m *Membership) list(conn zksession.Conn) error {
 
 // isFatal says which errors end Run instead of being retried.
 func isFatal(err error) bool {
-	return errors.Is(err, ErrDuplicateMember) || errors.Is(err, ErrStrategyMismatch) || errors.Is(err, ErrGroupFull)
+	return errors.Is(err, membership.ErrDuplicateMember) || errors.Is(err, membership.ErrStrategyMismatch) || errors.Is(err, membership.ErrGroupFull)
 }
 
 // register creates the member's ephemeral node in the current session.
-func (m *Membership) register(conn zksession.Conn) error {
+func (m *Actor) register(conn zksession.Conn) error {
 	p := m.cfg.Paths.Member(m.cfg.Member)
 	for attempt := 0; ; attempt++ {
 		if attempt == 5 {
@@ -360,7 +339,7 @@ func (m *Membership) register(conn zksession.Conn) error {
 				}
 			case refuse:
 				return fmt.Errorf("%w: %q is held by session %#x (%s); if that is an earlier run of this member that crashed, its session expires within its timeout",
-					ErrDuplicateMember, m.cfg.Member, stat.EphemeralOwner, describe(data))
+					membership.ErrDuplicateMember, m.cfg.Member, stat.EphemeralOwner, describe(data))
 			}
 		default:
 			return fmt.Errorf("create %s: %w", p, err)
@@ -415,7 +394,7 @@ func decide(owner, current int64, own map[int64]struct{}) decision {
 	return refuse
 }
 
-func (m *Membership) publish(v View) {
+func (m *Actor) publish(v membership.View) {
 	if m.published && v.Equal(m.last) {
 		return
 	}
