@@ -14,10 +14,10 @@ import (
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/members"
+	"github.com/zkalloc/zkalloc/internal/partset"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/membership"
-	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance/member"
 )
 
@@ -52,7 +52,7 @@ type Allocator struct {
 
 	sess    *zksession.Session
 	members *members.Actor
-	set     *partitions.Set
+	set     *partset.Set
 	reb     *member.Actor[Update]
 	group   actor.Group
 
@@ -103,7 +103,7 @@ func New(cfg Config) (*Allocator, error) {
 		ACL:     cfg.ACL,
 		Logger:  log,
 	})
-	set, err := partitions.New(partitions.Config{Paths: paths, Seed: cfg.Partitions, Session: sess.Subscribe(), ACL: cfg.ACL, Logger: log})
+	set, err := partset.New(partset.Config{Paths: paths, Seed: cfg.Partitions, Session: sess.Subscribe(), ACL: cfg.ACL, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("%w: Partitions: %w", ErrInvalidConfig, err)
 	}

@@ -176,7 +176,7 @@ type Auth struct {
 }
 
 // withDefaults validates c and returns it with defaults filled in. The
-// seed, Partitions, is left to partitions.New, which validates and
+// seed, Partitions, is left to partset.New, which validates and
 // normalizes it once (New wraps its error in [ErrInvalidConfig]).
 func (c Config) withDefaults() (Config, error) {
 	servers, chroot, err := parseServers(c.Servers)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/partset"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
@@ -52,7 +53,7 @@ const znodeLimit = 0xfffff
 // setRunner is a session and a partition set actor, without the rest of
 // an allocator: a writer of the shared set, or a fresh member's reader.
 type setRunner struct {
-	set     *partitions.Set
+	set     *partset.Set
 	conn    zksession.Conn
 	started time.Time // when Run was called
 	up      time.Time // when the session came up
@@ -65,7 +66,7 @@ func runSet(t *testing.T, server string, paths zkpath.Group) *setRunner {
 	t.Helper()
 	sess := zksession.New(zksession.Config{Servers: []string{server}, Timeout: 10 * time.Second})
 	probe := sess.Subscribe()
-	set, err := partitions.New(partitions.Config{Paths: paths, Session: sess.Subscribe()})
+	set, err := partset.New(partset.Config{Paths: paths, Session: sess.Subscribe()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,12 +101,12 @@ func (r *setRunner) close() {
 func (r *setRunner) waitView(t *testing.T, n int) time.Time {
 	t.Helper()
 	deadline := time.After(5 * time.Minute)
-	for len(r.last.Parts) != n {
+	for len(r.last.Partitions) != n {
 		select {
 		case v := <-r.set.Views():
 			r.last = v
 		case <-deadline:
-			t.Fatalf("no view of %d partitions within 5 minutes; last has %d", n, len(r.last.Parts))
+			t.Fatalf("no view of %d partitions within 5 minutes; last has %d", n, len(r.last.Partitions))
 		}
 	}
 	return time.Now()
@@ -208,8 +209,8 @@ func TestScaleMillionPartitions(t *testing.T) {
 	scaleOnly(t)
 	srv := zktest.Standalone(t, zktest.Options{})
 	v := storeAndLoad(t, srv, "scale-million", denseTopics(1000, 1000))
-	if len(v.Parts) != 1_000_000 || !slices.IsSortedFunc(v.Parts, rebalance.Compare) {
-		t.Fatalf("view has %d partitions, sorted %v", len(v.Parts), slices.IsSortedFunc(v.Parts, rebalance.Compare))
+	if len(v.Partitions) != 1_000_000 || !slices.IsSortedFunc(v.Partitions, rebalance.Compare) {
+		t.Fatalf("view has %d partitions, sorted %v", len(v.Partitions), slices.IsSortedFunc(v.Partitions, rebalance.Compare))
 	}
 
 	// A change to every topic: 1,000 data watches fire at a member.
@@ -241,7 +242,7 @@ func TestScaleMillionPartitions(t *testing.T) {
 			for range 3 {
 				runtime.GC()
 				start := time.Now()
-				got, err := rebalance.Compute(s, members, v.Parts)
+				got, err := rebalance.Compute(s, members, v.Partitions)
 				best = min(best, time.Since(start))
 				if err != nil {
 					t.Fatal(err)
@@ -250,7 +251,7 @@ func TestScaleMillionPartitions(t *testing.T) {
 				for _, ps := range got {
 					total += len(ps)
 				}
-				if total != len(v.Parts) {
+				if total != len(v.Partitions) {
 					t.Fatalf("%s over %d members assigned %d partitions", s.Name(), m, total)
 				}
 			}
@@ -264,8 +265,8 @@ func TestScaleSparseTopic(t *testing.T) {
 	scaleOnly(t)
 	srv := zktest.Standalone(t, zktest.Options{})
 	v := storeAndLoad(t, srv, "scale-sparse", map[string][]int32{"sparse": idRange(0, 100_000, 2)})
-	if len(v.Parts) != 50_000 || v.Parts[1].ID != 2 {
-		t.Fatalf("view has %d partitions", len(v.Parts))
+	if len(v.Partitions) != 50_000 || v.Partitions[1].ID != 2 {
+		t.Fatalf("view has %d partitions", len(v.Partitions))
 	}
 }
 
@@ -394,7 +395,7 @@ func unassigned(t *testing.T, g *benchGroup) string {
 	r := runSet(t, g.servers[0], paths)
 	defer r.close()
 	r.waitView(t, g.want)
-	target, err := rebalance.Compute(g.strategy, names, r.last.Parts)
+	target, err := rebalance.Compute(g.strategy, names, r.last.Partitions)
 	if err != nil {
 		return err.Error()
 	}

@@ -25,14 +25,16 @@ const MaxTopicsBytes = 500_000
 // never decoded.
 const MaxPartitions = 1 << 20
 
-// topicsBytes is what [MaxTopicsBytes] bounds for the given names.
-func topicsBytes(names iter.Seq[string]) int {
+// TopicsBytes is what [MaxTopicsBytes] bounds for the given topic names:
+// the sum of their [ListedBytes].
+func TopicsBytes(names iter.Seq[string]) int {
 	n := 0
 	for name := range names {
-		n += listedBytes(name)
+		n += ListedBytes(name)
 	}
 	return n
 }
 
-// listedBytes is what one name takes in ZooKeeper's list of children.
-func listedBytes(name string) int { return len(name) + 4 }
+// ListedBytes is what one name takes in ZooKeeper's list of children: its
+// length and the 4 bytes that carry it.
+func ListedBytes(name string) int { return len(name) + 4 }

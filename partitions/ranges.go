@@ -49,7 +49,8 @@ func EncodeIDs(ids []int32) []byte {
 // DecodeIDs reads what [EncodeIDs] writes and returns the IDs sorted and
 // distinct. Ranges must be ascending and must not touch or overlap, so that
 // every set has exactly one encoding, and hold at most [MaxTopicIDs] IDs in
-// all; anything else is an [rebalance.ErrInvalid] error naming the bad piece.
+// all; anything else is a [rebalance.ErrInvalid] error naming the bad
+// piece.
 func DecodeIDs(data []byte) ([]int32, error) {
 	var ids []int32
 	if _, err := walkIDs(data, func(lo, hi int32) {

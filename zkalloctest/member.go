@@ -383,7 +383,7 @@ func (m *Member) feed(ctx context.Context) error {
 		ch := g.changed
 		st := m.st
 		v := membership.View{Members: g.names, Zxid: g.membersZxid, SessionID: st.SessionID, Reconnects: st.Reconnects}
-		p := partitions.View{Parts: g.partList, Zxid: g.partsZxid, SessionID: st.SessionID, Reconnects: st.Reconnects}
+		p := partitions.View{Partitions: g.partList, Zxid: g.partsZxid, SessionID: st.SessionID, Reconnects: st.Reconnects}
 		registered := g.registered[m.name] == m
 		g.mu.Unlock()
 		if st.Status == session.Up && registered {

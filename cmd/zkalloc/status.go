@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
+	"github.com/zkalloc/zkalloc/internal/partset"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
@@ -148,7 +149,7 @@ func readStatus(c *client) (*groupStatus, error) {
 		st.Members = []memberStatus{}
 	}
 
-	set, corrupt, err := partitions.Read(c.conn, c.paths)
+	set, corrupt, err := partset.Read(c.conn, c.paths)
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		return nil, err
 	}

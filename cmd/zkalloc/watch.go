@@ -224,7 +224,7 @@ func (wt *watcher) refreshTopic(topic string, loud bool) error {
 		return nil
 	}
 	// A topic with no IDs (an emptied node, which members keep: see
-	// partitions.Read) is no topic of the set.
+	// partset.Read) is no topic of the set.
 	switch {
 	case len(old) == 0 && len(ids) == 0:
 		return nil

@@ -194,9 +194,9 @@ func TestActorAssignsOnceViewsAreFresh(t *testing.T) {
 	h.up(7, 1)
 	// Views from another session must not be used.
 	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 10, SessionID: 6, Reconnects: 1})
-	h.sendParts(partitions.View{Parts: actortest.Parts("t", 0, 1, 2, 3), Zxid: 12, SessionID: 7, Reconnects: 1})
+	h.sendParts(partitions.View{Partitions: actortest.Parts("t", 0, 1, 2, 3), Zxid: 12, SessionID: 7, Reconnects: 1})
 	h.none(func() {
-		h.sendParts(partitions.View{Parts: actortest.Parts("t", 0, 1, 2, 3), Zxid: 12, SessionID: 7, Reconnects: 1})
+		h.sendParts(partitions.View{Partitions: actortest.Parts("t", 0, 1, 2, 3), Zxid: 12, SessionID: 7, Reconnects: 1})
 	})
 
 	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 10, SessionID: 7, Reconnects: 1})
@@ -223,7 +223,7 @@ func TestActorSettles(t *testing.T) {
 	h := newHarness(t, "a", rebalance.RoundRobin, options{settle: settle})
 	h.up(1, 1)
 	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
-	view := partitions.View{Parts: actortest.Parts("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 1}
+	view := partitions.View{Partitions: actortest.Parts("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 1}
 	h.sendParts(view)
 	h.none(func() { h.sendParts(view) }) // the same view again: the first is handled
 	h.clock.Advance(settle)
@@ -259,13 +259,13 @@ func TestActorKeepsAssignmentWhenStrategyFails(t *testing.T) {
 			h := newHarness(t, "a", broken, options{})
 			h.up(1, 1)
 			h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
-			h.sendParts(partitions.View{Parts: actortest.Parts("t", 0, 1, 2), Zxid: 3, SessionID: 1, Reconnects: 1})
+			h.sendParts(partitions.View{Partitions: actortest.Parts("t", 0, 1, 2), Zxid: 3, SessionID: 1, Reconnects: 1})
 			if u := h.next(); len(u.Assigned) != 3 {
 				t.Fatalf("first update %+v", u)
 			}
 
 			broken.mode.Store(mode)
-			h.sendParts(partitions.View{Parts: actortest.Parts("t", 0, 1, 2, 3), Zxid: 5, SessionID: 1, Reconnects: 1})
+			h.sendParts(partitions.View{Partitions: actortest.Parts("t", 0, 1, 2, 3), Zxid: 5, SessionID: 1, Reconnects: 1})
 			u := h.next()
 			if !slices.Equal(u.Assigned, actortest.Parts("t", 0, 1, 2)) || len(u.Revoked) != 0 || len(u.Added) != 0 {
 				t.Errorf("after a %s got %+v, want the previous assignment kept", mode, u)
@@ -287,7 +287,7 @@ func settled(t *testing.T, h *harness, members []string, n int32) member.Update 
 	}
 	h.up(1, 1)
 	h.sendMembers(membership.View{Members: members, Zxid: 2, SessionID: 1, Reconnects: 1})
-	h.sendParts(partitions.View{Parts: actortest.Parts("t", ids...), Zxid: 3, SessionID: 1, Reconnects: 1})
+	h.sendParts(partitions.View{Partitions: actortest.Parts("t", ids...), Zxid: 3, SessionID: 1, Reconnects: 1})
 	d := h.nextDesired()
 	h.grant(d, d.Want...)
 	return h.next()
@@ -396,7 +396,7 @@ func TestActorAckFromCurrentBeforeDelivery(t *testing.T) {
 	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true})
 	settled(t, h, []string{"a"}, 4).Ack()
 	parts := func(zxid int64, ids ...int32) partitions.View {
-		return partitions.View{Parts: actortest.Parts("t", ids...), Zxid: zxid, SessionID: 1, Reconnects: 1}
+		return partitions.View{Partitions: actortest.Parts("t", ids...), Zxid: zxid, SessionID: 1, Reconnects: 1}
 	}
 
 	// t:3 leaves the set; the consumer receives the revocation and does
@@ -453,11 +453,11 @@ func TestActorStuckStrategyHoldsUpNeitherRevocationNorClose(t *testing.T) {
 	h := newHarness(t, "a", s, options{})
 	h.up(1, 1)
 	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
-	h.sendParts(partitions.View{Parts: actortest.Parts("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 1})
+	h.sendParts(partitions.View{Partitions: actortest.Parts("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 1})
 	if u := h.next(); len(u.Assigned) != 2 {
 		t.Fatalf("first update %+v", u)
 	}
-	h.sendParts(partitions.View{Parts: actortest.Parts("t", 0, 1, 2), Zxid: 4, SessionID: 1, Reconnects: 1})
+	h.sendParts(partitions.View{Partitions: actortest.Parts("t", 0, 1, 2), Zxid: 4, SessionID: 1, Reconnects: 1})
 	select {
 	case <-s.stuck:
 	case <-h.ctx.Done():
@@ -477,7 +477,7 @@ func TestActorPassesStuckReports(t *testing.T) {
 	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true, releaseTimeout: rt})
 	h.session.Set(session.State{Status: session.Up, SessionID: 1, Reconnects: 1, Timeout: granted})
 	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
-	h.sendParts(partitions.View{Parts: actortest.Parts("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 1})
+	h.sendParts(partitions.View{Partitions: actortest.Parts("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 1})
 	d := h.nextDesired()
 	t0, t1 := actortest.Parts("t", 0), actortest.Parts("t", 1)
 	h.held.Set(claims.Held{SessionID: 1, Reconnects: 1, Seq: d.Seq, Held: t1, Blocked: []claims.Blocked{{Partition: t0[0], Session: 7}}})

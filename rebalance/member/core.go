@@ -400,10 +400,10 @@ func (c *Core) compute() {
 	// One write can change several znodes at one zxid, and a view may hold
 	// some of them before its watches have delivered the rest: equal
 	// generations do not prove equal views, so compare the contents.
-	if c.haveTarget && gen == c.targetGen && slices.Equal(c.targetOf, members) && slices.Equal(c.targetLive, live) && slices.Equal(c.targetParts, c.parts.Parts) {
+	if c.haveTarget && gen == c.targetGen && slices.Equal(c.targetOf, members) && slices.Equal(c.targetLive, live) && slices.Equal(c.targetParts, c.parts.Partitions) {
 		return
 	}
-	c.job = Job{ID: c.job.ID + 1, Members: members, live: live, Parts: c.parts.Parts, Gen: gen, session: c.st.SessionID, connects: c.st.Reconnects}
+	c.job = Job{ID: c.job.ID + 1, Members: members, live: live, Parts: c.parts.Partitions, Gen: gen, session: c.st.SessionID, connects: c.st.Reconnects}
 	c.jobOut, c.jobOpen, c.jobAt, c.jobLate = true, true, c.now, false
 }
 

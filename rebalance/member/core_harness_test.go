@@ -190,7 +190,7 @@ func view(sid int64, reconnects uint64, zxid int64, members ...string) membershi
 
 // parts is a view of topic t's partitions ids, read like view.
 func parts(sid int64, reconnects uint64, zxid int64, ids ...int32) partitions.View {
-	return partitions.View{Parts: actortest.Parts("t", ids...), Zxid: zxid, SessionID: sid, Reconnects: reconnects}
+	return partitions.View{Partitions: actortest.Parts("t", ids...), Zxid: zxid, SessionID: sid, Reconnects: reconnects}
 }
 
 func eq(a, b []Partition) bool { return slices.Equal(a, b) }

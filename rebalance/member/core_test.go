@@ -20,7 +20,7 @@ func TestCoreAssignsOnceViewsAreFresh(t *testing.T) {
 	h.up(7, 1)
 	// Views from another session must not be used.
 	h.members(view(6, 1, 10, "a", "b"))
-	h.parts(partitions.View{Parts: actortest.Parts("t", 0, 1, 2, 3), Zxid: 12, SessionID: 7, Reconnects: 1})
+	h.parts(partitions.View{Partitions: actortest.Parts("t", 0, 1, 2, 3), Zxid: 12, SessionID: 7, Reconnects: 1})
 	h.none()
 	h.noDesired("from a view of another session")
 

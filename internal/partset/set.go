@@ -1,4 +1,4 @@
-package partitions
+package partset
 
 import (
 	"cmp"
@@ -19,31 +19,9 @@ import (
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zkwatch"
+	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
-
-// View is one reading of the shared partition set.
-type View struct {
-	Parts []rebalance.Partition // sorted by [rebalance.Compare], distinct
-	// Zxid is the newest change the view contains: the largest of the
-	// topic nodes' mzxid and the partitions node's pzxid.
-	Zxid      int64
-	SessionID int64 // the session the set was read in
-	// Reconnects is the session's [zksession.State.Reconnects] when the set
-	// was read: a view older than the latest reconnection may be stale.
-	Reconnects uint64
-	// Corrupt lists the topics whose data could not be read, with why;
-	// their partitions are not in Parts.
-	Corrupt []TopicError
-}
-
-// TopicError says why a topic's data was rejected.
-type TopicError struct {
-	Topic string
-	Err   error
-}
-
-func (e TopicError) Error() string { return fmt.Sprintf("topic %q: %v", e.Topic, e.Err) }
 
 // Config configures a [Set]. Paths and Session are required.
 type Config struct {
@@ -65,7 +43,7 @@ type Config struct {
 // it with [New]; read views from [Set.Views].
 type Set struct {
 	cfg   Config
-	out   *actor.Outbox[View]
+	out   *actor.Outbox[partitions.View]
 	inbox chan msg
 	done  chan struct{}
 
@@ -78,7 +56,7 @@ type Set struct {
 	topics   map[string]topicState
 	dirPzxid int64
 	watches  *zkwatch.Set
-	last     View
+	last     partitions.View
 	lastSet  bool
 }
 
@@ -95,9 +73,9 @@ type topicState struct {
 }
 
 // New returns a set actor; it starts nothing. The seed is validated by
-// [Normalize] first.
+// [partitions.Normalize] first.
 func New(cfg Config) (*Set, error) {
-	seed, err := Normalize(cfg.Seed)
+	seed, err := partitions.Normalize(cfg.Seed)
 	if err != nil {
 		return nil, fmt.Errorf("seed: %w", err)
 	}
@@ -115,7 +93,7 @@ func New(cfg Config) (*Set, error) {
 	}
 	return &Set{
 		cfg:     cfg,
-		out:     actor.NewOutbox[View](),
+		out:     actor.NewOutbox[partitions.View](),
 		inbox:   make(chan msg),
 		done:    make(chan struct{}),
 		seed:    seed,
@@ -131,34 +109,9 @@ var errFatal = errors.New("partitions: cannot continue")
 
 func isFatal(err error) bool { return errors.Is(err, errFatal) }
 
-// Normalize validates a topic→IDs map (topic names by [rebalance.ValidateTopic],
-// no more of them than [MaxTopicsBytes] allows, IDs non-negative) and
-// returns a copy with each topic's IDs sorted and distinct, leaving out
-// topics with no IDs. The error names the topic.
-func Normalize(in map[string][]int32) (map[string][]int32, error) {
-	out := make(map[string][]int32, len(in))
-	topics := slices.Sorted(maps.Keys(in))
-	if n := topicsBytes(slices.Values(topics)); n > MaxTopicsBytes {
-		return nil, fmt.Errorf("%w: %d topics whose names take %d bytes, more than %d", rebalance.ErrInvalid, len(topics), n, MaxTopicsBytes)
-	}
-	for _, topic := range topics {
-		if err := rebalance.ValidateTopic(topic); err != nil {
-			return nil, err
-		}
-		ids, err := NormalizeIDs(in[topic])
-		if err != nil {
-			return nil, fmt.Errorf("topic %q: %w", topic, err)
-		}
-		if len(ids) > 0 {
-			out[topic] = ids
-		}
-	}
-	return out, nil
-}
-
 // Views delivers the set, latest-wins: a slow reader gets the newest
 // view and never blocks the actor. It is closed when Run returns.
-func (s *Set) Views() <-chan View { return s.out.C() }
+func (s *Set) Views() <-chan partitions.View { return s.out.C() }
 
 // Add merges the given IDs into the shared set and returns once the write
 // is done. It waits for a session if there is none. It is safe for
@@ -173,7 +126,7 @@ func (s *Set) Remove(ctx context.Context, topics map[string][]int32) error {
 }
 
 func (s *Set) request(ctx context.Context, remove bool, topics map[string][]int32) error {
-	norm, err := Normalize(topics)
+	norm, err := partitions.Normalize(topics)
 	if err != nil {
 		return err
 	}
@@ -193,7 +146,7 @@ func (s *Set) request(ctx context.Context, remove bool, topics map[string][]int3
 // ZooKeeper errors are retried with backoff for as long as it runs; it
 // fails only if the seed cannot be merged: a topic's data in ZooKeeper is
 // corrupt, or the seed's topics with those there would pass
-// [MaxTopicsBytes].
+// [partitions.MaxTopicsBytes].
 func (s *Set) Run(ctx context.Context) error {
 	defer close(s.done)
 	defer s.out.Close()
@@ -318,7 +271,7 @@ func (s *Set) work() error {
 }
 
 // apply writes one queued change, an addition only if the set's topics
-// then stay within [MaxTopicsBytes].
+// then stay within [partitions.MaxTopicsBytes].
 func (s *Set) apply(conn zksession.Conn, c change) error {
 	if !c.remove {
 		if err := s.checkTopicList(c.topics); err != nil {
@@ -329,11 +282,11 @@ func (s *Set) apply(conn zksession.Conn, c change) error {
 }
 
 // checkTopicList refuses to add ids, a normalized change, if the set's
-// topics would then pass [MaxTopicsBytes]. It counts the topics as last
+// topics would then pass [partitions.MaxTopicsBytes]. It counts the topics as last
 // read: a member adding topics at the same moment can take the set past
 // the bound, by no more than its own change.
 //
-// It also refuses to take the set past [MaxPartitions], counting the
+// It also refuses to take the set past [partitions.MaxPartitions], counting the
 // topics as read in the same way (a topic past the limit counts all its
 // IDs, which are known; for one whose IDs are not kept, the change counts
 // in full).
@@ -363,26 +316,26 @@ func (s *Set) checkTopicList(ids map[string][]int32) error {
 }
 
 // errPastTotal refuses a change after which the set would hold total
-// partitions, if that is past [MaxPartitions].
+// partitions, if that is past [partitions.MaxPartitions].
 func errPastTotal(total int) error {
-	if total > MaxPartitions {
-		return fmt.Errorf("%w: the set would hold %d partitions, more than the limit of %d (MaxPartitions)", rebalance.ErrInvalid, total, MaxPartitions)
+	if total > partitions.MaxPartitions {
+		return fmt.Errorf("%w: the set would hold %d partitions, more than the limit of %d (MaxPartitions)", rebalance.ErrInvalid, total, partitions.MaxPartitions)
 	}
 	return nil
 }
 
 // checkTopicsBytes refuses to add ids, a normalized change, to a set
 // whose topics are names (has tells whether one is among them) if its
-// topic names would then pass [MaxTopicsBytes].
+// topic names would then pass [partitions.MaxTopicsBytes].
 func checkTopicsBytes(names iter.Seq[string], has func(topic string) bool, ids map[string][]int32) error {
-	n := topicsBytes(names)
+	n := partitions.TopicsBytes(names)
 	for topic := range ids {
 		if !has(topic) {
-			n += listedBytes(topic)
+			n += partitions.ListedBytes(topic)
 		}
 	}
-	if n > MaxTopicsBytes {
-		return fmt.Errorf("%w: the set's topic names would take %d bytes, more than the limit of %d (MaxTopicsBytes)", rebalance.ErrInvalid, n, MaxTopicsBytes)
+	if n > partitions.MaxTopicsBytes {
+		return fmt.Errorf("%w: the set's topic names would take %d bytes, more than the limit of %d (MaxTopicsBytes)", rebalance.ErrInvalid, n, partitions.MaxTopicsBytes)
 	}
 	return nil
 }
@@ -447,7 +400,7 @@ func (s *Set) readAll(conn zksession.Conn) error {
 	}
 	if len(unread) > 0 {
 		s.cfg.Logger.Error("zkalloc: not reading topics past the limit on their names (MaxTopicsBytes); their partitions are left out",
-			"path", s.cfg.Paths.Partitions(), "limit", MaxTopicsBytes, "topics", len(names), "unread", len(unread), "firstUnread", names[len(read)])
+			"path", s.cfg.Paths.Partitions(), "limit", partitions.MaxTopicsBytes, "topics", len(names), "unread", len(unread), "firstUnread", names[len(read)])
 	}
 	s.place(fresh)
 	s.needList = false
@@ -514,7 +467,7 @@ type fetched struct {
 
 // fetchTopics reads the given topic nodes with get, a client's GetW (or
 // a Get that arms no watch), with the requests pipelined, and checks
-// their data, counting its IDs (see [CountIDs]); [Set.place] decodes
+// their data, counting its IDs (see [partitions.CountIDs]); [Set.place] decodes
 // those it takes. It returns one result per name, in order.
 func fetchTopics(get func(path string) ([]byte, *zk.Stat, <-chan zk.Event, error), paths zkpath.Group, names []string) []fetched {
 	out := make([]fetched, len(names))
@@ -526,7 +479,7 @@ func fetchTopics(get func(path string) ([]byte, *zk.Stat, <-chan zk.Event, error
 		}
 		r := fetched{mzxid: stat.Mzxid, watch: w, data: data}
 		if r.bad = rebalance.ValidateTopic(names[i]); r.bad == nil {
-			r.count, r.bad = CountIDs(data)
+			r.count, r.bad = partitions.CountIDs(data)
 		}
 		out[i] = r
 	})
@@ -535,7 +488,7 @@ func fetchTopics(get func(path string) ([]byte, *zk.Stat, <-chan zk.Event, error
 
 // place keeps the topics just read, fresh, with the others as read
 // before, and decides which of them the view takes, within
-// [MaxPartitions]: in name order, each topic whose partitions fit in what
+// [partitions.MaxPartitions]: in name order, each topic whose partitions fit in what
 // the topics before it left. Only those are decoded; the others keep
 // their count and are reported with an error naming the limit. One kept
 // from before that fits now, after a change to an earlier topic, is marked
@@ -560,8 +513,8 @@ func (s *Set) place(fresh map[string]fetched) {
 		if r, ok := fresh[name]; ok {
 			ts = topicState{mzxid: r.mzxid, count: r.count, err: r.bad}
 			if ts.err == nil {
-				if used+ts.count <= MaxPartitions {
-					ts.ids, ts.err = DecodeIDs(r.data)
+				if used+ts.count <= partitions.MaxPartitions {
+					ts.ids, ts.err = partitions.DecodeIDs(r.data)
 					used += ts.count
 				} else {
 					ts.over, ts.err = true, errPastMaxPartitions(ts.count)
@@ -570,7 +523,7 @@ func (s *Set) place(fresh map[string]fetched) {
 		} else {
 			switch {
 			case ts.err != nil && !ts.over: // corrupt or unread: holds nothing
-			case used+ts.count <= MaxPartitions:
+			case used+ts.count <= partitions.MaxPartitions:
 				used += ts.count
 				if ts.over {
 					s.dirty[name] = struct{}{}
@@ -586,26 +539,26 @@ func (s *Set) place(fresh map[string]fetched) {
 		s.topics[name] = ts
 	}
 	if len(refused) > 0 {
-		s.cfg.Logger.Error("zkalloc: leaving out topics past the limit on a group's partitions (MaxPartitions)", "limit", MaxPartitions,
+		s.cfg.Logger.Error("zkalloc: leaving out topics past the limit on a group's partitions (MaxPartitions)", "limit", partitions.MaxPartitions,
 			"topics", len(refused), "first", refused[:min(3, len(refused))])
 	}
 }
 
 func errPastMaxPartitions(count int) error {
 	return fmt.Errorf("%w: its %d partitions, after those of the topics before it in name order, would take the set past the limit of %d (MaxPartitions)",
-		rebalance.ErrInvalid, count, MaxPartitions)
+		rebalance.ErrInvalid, count, partitions.MaxPartitions)
 }
 
 // splitTopicsBytes returns the prefix of names, sorted topic names as
-// listed, that stays within [MaxTopicsBytes], and the others with why
+// listed, that stays within [partitions.MaxTopicsBytes], and the others with why
 // they are not read.
 func splitTopicsBytes(names []string) ([]string, map[string]error) {
 	n := 0
 	for i, name := range names {
-		if n += listedBytes(name); n > MaxTopicsBytes {
+		if n += partitions.ListedBytes(name); n > partitions.MaxTopicsBytes {
 			unread := make(map[string]error, len(names)-i)
 			err := fmt.Errorf("%w: past the limit of %d bytes on the names of a set's topics (MaxTopicsBytes), counted in name order; not read",
-				rebalance.ErrInvalid, MaxTopicsBytes)
+				rebalance.ErrInvalid, partitions.MaxTopicsBytes)
 			for _, name := range names[i:] {
 				unread[name] = err
 			}
@@ -632,43 +585,29 @@ func (s *Set) publish(sessionID int64) {
 	if s.seed != nil {
 		return // not merged yet: the view may lack it
 	}
-	v := View{Zxid: s.dirPzxid, SessionID: sessionID, Reconnects: s.loop.State().Reconnects}
+	v := partitions.View{Zxid: s.dirPzxid, SessionID: sessionID, Reconnects: s.loop.State().Reconnects}
 	n := 0
 	for _, ts := range s.topics {
 		n += len(ts.ids)
 	}
-	v.Parts = make([]rebalance.Partition, 0, n)
+	v.Partitions = make([]rebalance.Partition, 0, n)
 	for _, name := range slices.Sorted(maps.Keys(s.topics)) {
 		ts := s.topics[name]
 		v.Zxid = max(v.Zxid, ts.mzxid)
 		if ts.err != nil {
-			v.Corrupt = append(v.Corrupt, TopicError{Topic: name, Err: ts.err})
+			v.Corrupt = append(v.Corrupt, partitions.TopicError{Topic: name, Err: ts.err})
 			continue
 		}
 		for _, id := range ts.ids {
-			v.Parts = append(v.Parts, rebalance.Partition{Topic: name, ID: id})
+			v.Partitions = append(v.Partitions, rebalance.Partition{Topic: name, ID: id})
 		}
 	}
 	if s.lastSet && v.Equal(s.last) {
 		return
 	}
 	s.last, s.lastSet = v, true
-	s.cfg.Logger.Debug("zkalloc: partition view", "zxid", v.Zxid, "partitions", len(v.Parts))
+	s.cfg.Logger.Debug("zkalloc: partition view", "zxid", v.Zxid, "partitions", len(v.Partitions))
 	s.out.Put(v)
-}
-
-// Equal reports whether v and w say the same: the same partitions and
-// corrupt topics (by name and error text), read at the same zxid in the
-// same session and connection. The set publishes no view equal to the
-// last, and its readers can skip one.
-func (v View) Equal(w View) bool {
-	return v.Zxid == w.Zxid && v.SessionID == w.SessionID && v.Reconnects == w.Reconnects &&
-		slices.Equal(v.Parts, w.Parts) && slices.EqualFunc(v.Corrupt, w.Corrupt, sameTopicError)
-}
-
-// sameTopicError compares two corrupt topics by name and error text.
-func sameTopicError(a, b TopicError) bool {
-	return a.Topic == b.Topic && errText(a.Err) == errText(b.Err)
 }
 
 func errText(err error) string {

@@ -1,10 +1,11 @@
-package partitions_test
+package partset_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/partset"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
@@ -22,7 +24,7 @@ import (
 // member runs a session and a partition set, and follows the views.
 type member struct {
 	t     *testing.T
-	set   *partitions.Set
+	set   *partset.Set
 	last  partitions.View
 	conn  zksession.Conn
 	probe *actor.Latest[zksession.State]
@@ -36,16 +38,16 @@ func startSet(t *testing.T, servers []string, paths zkpath.Group, seed map[strin
 
 // startSetWith is startSet with the session's connection wrapped by wrap,
 // and the set's Config changed by configure, each if it is not nil.
-func startSetWith(t *testing.T, servers []string, paths zkpath.Group, seed map[string][]int32, wrap func(zksession.Conn) zksession.Conn, configure func(*partitions.Config)) *member {
+func startSetWith(t *testing.T, servers []string, paths zkpath.Group, seed map[string][]int32, wrap func(zksession.Conn) zksession.Conn, configure func(*partset.Config)) *member {
 	t.Helper()
 	m := &member{t: t}
 	_, m.probe = actortest.StartWithSession(t, zksession.Config{Servers: servers, Timeout: 4 * time.Second, WrapConn: wrap}, "partitions",
 		func(sub *actor.Latest[zksession.State]) actor.Actor {
-			cfg := partitions.Config{Paths: paths, Seed: seed, Session: sub}
+			cfg := partset.Config{Paths: paths, Seed: seed, Session: sub}
 			if configure != nil {
 				configure(&cfg)
 			}
-			set, err := partitions.New(cfg)
+			set, err := partset.New(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +68,7 @@ func (m *member) waitSession(what string, ok func(zksession.State) bool) zksessi
 func (m *member) waitParts(want []rebalance.Partition) partitions.View {
 	m.t.Helper()
 	return actortest.AwaitChan(m.t, m.set.Views(), &m.last, 10*time.Second, fmt.Sprintf("view of %v", want),
-		func(v partitions.View) bool { return slices.Equal(v.Parts, want) })
+		func(v partitions.View) bool { return slices.Equal(v.Partitions, want) })
 }
 
 func TestSetSeedAddRemove(t *testing.T) {
@@ -172,8 +174,8 @@ func TestSetReportsCorruptTopic(t *testing.T) {
 			t.Fatalf("corrupt topics not reported: %+v", a.last)
 		}
 	}
-	if !slices.Equal(a.last.Parts, actortest.Parts("good", 1)) {
-		t.Errorf("parts %v, want the good topic only", a.last.Parts)
+	if !slices.Equal(a.last.Partitions, actortest.Parts("good", 1)) {
+		t.Errorf("parts %v, want the good topic only", a.last.Partitions)
 	}
 	got := fmt.Sprint(a.last.Corrupt)
 	if a.last.Corrupt[0].Topic != "bad" || a.last.Corrupt[1].Topic != "huge" {
@@ -263,7 +265,7 @@ func TestSetManyTopics(t *testing.T) {
 	if err := a.set.Add(ctx, map[string][]int32{more: {0}, longTopic(0): {1}}); !errors.Is(err, rebalance.ErrInvalid) {
 		t.Errorf("Add of topic %d with %d there = %v, want ErrInvalid", most+1, most, err)
 	}
-	if err := partitions.Change(a.conn, paths, false, map[string][]int32{more: {0}}); !errors.Is(err, rebalance.ErrInvalid) {
+	if err := partset.Change(a.conn, paths, false, map[string][]int32{more: {0}}); !errors.Is(err, rebalance.ErrInvalid) {
 		t.Errorf("Change adding topic %d with %d there = %v, want ErrInvalid", most+1, most, err)
 	}
 	if exists, _, err := a.conn.Exists(paths.Topic(more)); err != nil || exists {
@@ -296,8 +298,8 @@ func TestSetFirstViewHoldsSeed(t *testing.T) {
 	srv := zktest.Standalone(t, zktest.Options{})
 	paths := zkpath.Group{Root: "/zkalloc", Group: t.Name()}
 	a := startSet(t, []string{srv.Addr()}, paths, map[string][]int32{"t": {0, 1, 2}})
-	if v := a.firstView(); !slices.Equal(v.Parts, actortest.Parts("t", 0, 1, 2)) {
-		t.Fatalf("first member's first view %v, want its seed", v.Parts)
+	if v := a.firstView(); !slices.Equal(v.Partitions, actortest.Parts("t", 0, 1, 2)) {
+		t.Fatalf("first member's first view %v, want its seed", v.Partitions)
 	}
 	_, before, err := a.conn.Get(paths.Topic("t"))
 	if err != nil {
@@ -305,8 +307,8 @@ func TestSetFirstViewHoldsSeed(t *testing.T) {
 	}
 
 	b := startSet(t, []string{srv.Addr()}, paths, map[string][]int32{"t": {1, 2}})
-	if v := b.firstView(); !slices.Equal(v.Parts, actortest.Parts("t", 0, 1, 2)) {
-		t.Errorf("stored seed: first view %v, want %v", v.Parts, actortest.Parts("t", 0, 1, 2))
+	if v := b.firstView(); !slices.Equal(v.Partitions, actortest.Parts("t", 0, 1, 2)) {
+		t.Errorf("stored seed: first view %v, want %v", v.Partitions, actortest.Parts("t", 0, 1, 2))
 	}
 	_, after, err := a.conn.Get(paths.Topic("t"))
 	if err != nil {
@@ -318,8 +320,8 @@ func TestSetFirstViewHoldsSeed(t *testing.T) {
 
 	c := startSet(t, []string{srv.Addr()}, paths, map[string][]int32{"t": {2, 3}, "u": {0}})
 	want := append(actortest.Parts("t", 0, 1, 2, 3), actortest.Parts("u", 0)...)
-	if v := c.firstView(); !slices.Equal(v.Parts, want) {
-		t.Errorf("partly stored seed: first view %v, want %v", v.Parts, want)
+	if v := c.firstView(); !slices.Equal(v.Partitions, want) {
+		t.Errorf("partly stored seed: first view %v, want %v", v.Partitions, want)
 	}
 }
 
@@ -411,12 +413,12 @@ func TestSetReadsEmptiedTopic(t *testing.T) {
 	noCorrupt("after emptying u", a.waitParts(actortest.Parts("t", 0)))
 	b := startSet(t, []string{srv.Addr()}, paths, nil)
 	noCorrupt("member started with u empty", b.waitParts(actortest.Parts("t", 0)))
-	set, corrupt, err := partitions.Read(a.conn, paths)
+	set, corrupt, err := partset.Read(a.conn, paths)
 	if err != nil || len(corrupt) > 0 || fmt.Sprint(set) != "map[t:[0]]" {
 		t.Errorf("Read = %v, corrupt %v, %v; want t:0 alone", set, corrupt, err)
 	}
 
-	if err := partitions.Change(a.conn, paths, false, map[string][]int32{"u": {3}}); err != nil {
+	if err := partset.Change(a.conn, paths, false, map[string][]int32{"u": {3}}); err != nil {
 		t.Fatal(err)
 	}
 	want := append(actortest.Parts("t", 0), actortest.Parts("u", 3)...)
@@ -425,4 +427,11 @@ func TestSetReadsEmptiedTopic(t *testing.T) {
 	if _, stat, err := a.conn.Get(paths.Topic("u")); err != nil || stat.Version != 2 {
 		t.Errorf("topic u: %+v, %v; want its first node at version 2 (created, emptied, filled)", stat, err)
 	}
+}
+
+// longTopic is the i-th topic name of [rebalance.MaxNameLen] bytes (as in
+// package partitions' tests).
+func longTopic(i int) string {
+	name := fmt.Sprintf("%05d-", i)
+	return name + strings.Repeat("t", rebalance.MaxNameLen-len(name))
 }

@@ -1,4 +1,4 @@
-package partitions_test
+package partset_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/partset"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
@@ -71,10 +72,10 @@ func TestSetReadsWithinMaxPartitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := actortest.NewLogs()
-	m := startSetWith(t, []string{srv.Addr()}, paths, nil, nil, func(c *partitions.Config) { c.Logger = slog.New(logs) })
-	v := m.waitView("a view", func(v partitions.View) bool { return len(v.Parts) > 0 })
-	if len(v.Parts) != partitions.MaxPartitions || v.Parts[0].Topic != "a" || v.Parts[len(v.Parts)-1].Topic != "a" {
-		t.Errorf("view of %d partitions; want the %d of topic a", len(v.Parts), partitions.MaxPartitions)
+	m := startSetWith(t, []string{srv.Addr()}, paths, nil, nil, func(c *partset.Config) { c.Logger = slog.New(logs) })
+	v := m.waitView("a view", func(v partitions.View) bool { return len(v.Partitions) > 0 })
+	if len(v.Partitions) != partitions.MaxPartitions || v.Partitions[0].Topic != "a" || v.Partitions[len(v.Partitions)-1].Topic != "a" {
+		t.Errorf("view of %d partitions; want the %d of topic a", len(v.Partitions), partitions.MaxPartitions)
 	}
 	if got := corruptTopics(v); !slices.Equal(got, over) {
 		t.Errorf("corrupt topics %v; want %v", got, over)
@@ -96,7 +97,7 @@ func TestSetReadsWithinMaxPartitions(t *testing.T) {
 	if err := m.set.Add(ctx, map[string][]int32{"c": {1}}); !errors.Is(err, rebalance.ErrInvalid) || !strings.Contains(err.Error(), "MaxPartitions") {
 		t.Errorf("Add past the limit = %v; want ErrInvalid naming MaxPartitions", err)
 	}
-	if err := partitions.Change(obs, paths, false, map[string][]int32{"c": {1}}); !errors.Is(err, rebalance.ErrInvalid) || !strings.Contains(err.Error(), "MaxPartitions") {
+	if err := partset.Change(obs, paths, false, map[string][]int32{"c": {1}}); !errors.Is(err, rebalance.ErrInvalid) || !strings.Contains(err.Error(), "MaxPartitions") {
 		t.Errorf("Change past the limit = %v; want ErrInvalid naming MaxPartitions", err)
 	}
 
@@ -104,9 +105,11 @@ func TestSetReadsWithinMaxPartitions(t *testing.T) {
 	if _, err := obs.Set(paths.Topic("a"), []byte(fmt.Sprintf("0-%d", partitions.MaxTopicIDs-11)), -1); err != nil {
 		t.Fatal(err)
 	}
-	v = m.waitView("b taken", func(v partitions.View) bool { return slices.Contains(v.Parts, rebalance.Partition{Topic: "b", ID: 9}) })
-	if len(v.Parts) != partitions.MaxPartitions {
-		t.Errorf("view of %d partitions; want %d", len(v.Parts), partitions.MaxPartitions)
+	v = m.waitView("b taken", func(v partitions.View) bool {
+		return slices.Contains(v.Partitions, rebalance.Partition{Topic: "b", ID: 9})
+	})
+	if len(v.Partitions) != partitions.MaxPartitions {
+		t.Errorf("view of %d partitions; want %d", len(v.Partitions), partitions.MaxPartitions)
 	}
 	if got := corruptTopics(v); !slices.Equal(got, over[1:]) {
 		t.Errorf("corrupt topics %v; want %v", got, over[1:])
@@ -143,9 +146,9 @@ func TestSetReadsWithinMaxTopicsBytes(t *testing.T) {
 		ops = ops[k:]
 	}
 	m := startSet(t, []string{srv.Addr()}, paths, nil)
-	v := m.waitView("a view", func(v partitions.View) bool { return len(v.Parts) > 0 })
-	if len(v.Parts) != fit || len(v.Corrupt) != n-fit {
-		t.Fatalf("view of %d partitions, %d corrupt topics; want %d and %d", len(v.Parts), len(v.Corrupt), fit, n-fit)
+	v := m.waitView("a view", func(v partitions.View) bool { return len(v.Partitions) > 0 })
+	if len(v.Partitions) != fit || len(v.Corrupt) != n-fit {
+		t.Fatalf("view of %d partitions, %d corrupt topics; want %d and %d", len(v.Partitions), len(v.Corrupt), fit, n-fit)
 	}
 	if first := v.Corrupt[0]; !strings.HasPrefix(first.Topic, fmt.Sprintf("%04d", fit)) || !strings.Contains(first.Err.Error(), "MaxTopicsBytes") {
 		t.Errorf("first corrupt topic %.8s...: %v; want topic %d, an error naming MaxTopicsBytes", first.Topic, first.Err, fit)
@@ -167,7 +170,7 @@ func TestSetSeedPastMaxPartitions(t *testing.T) {
 	}
 	run, _ := actortest.StartWithSession(t, zksession.Config{Servers: []string{srv.Addr()}, Timeout: 4 * time.Second}, "partitions",
 		func(sub *actor.Latest[zksession.State]) actor.Actor {
-			set, err := partitions.New(partitions.Config{Paths: paths, Seed: map[string][]int32{"b": {0}}, Session: sub})
+			set, err := partset.New(partset.Config{Paths: paths, Seed: map[string][]int32{"b": {0}}, Session: sub})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package partitions_test
+package partset_test
 
 import (
 	"context"

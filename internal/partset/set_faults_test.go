@@ -1,4 +1,4 @@
-package partitions_test
+package partset_test
 
 import (
 	"slices"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/partset"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
@@ -30,7 +31,7 @@ func TestSetRetryDelayEndsOnReconnection(t *testing.T) {
 	clock := actor.NewFakeClock(time.Now())
 	m := startSetWith(t, proxy.Addrs(), paths, map[string][]int32{"t": {0}}, func(conn zksession.Conn) zksession.Conn {
 		return actortest.FailingConn{Conn: conn, Fail: &fail}
-	}, func(cfg *partitions.Config) { cfg.Clock = clock })
+	}, func(cfg *partset.Config) { cfg.Clock = clock })
 	m.waitParts(actortest.Parts("t", 0))
 
 	// Another member adds a topic while every request fails: the read its
@@ -42,6 +43,6 @@ func TestSetRetryDelayEndsOnReconnection(t *testing.T) {
 	st := actortest.ResumeAfterRetry(t, clock, 2, &fail, proxy.Reset, m.probe, &m.st)
 	want := append(actortest.Parts("t", 0), actortest.Parts("u", 1)...)
 	actortest.AwaitChan(t, m.set.Views(), &m.last, 10*time.Second, "view with the new topic in the new connection", func(v partitions.View) bool {
-		return v.SessionID == st.SessionID && v.Reconnects == st.Reconnects && slices.Equal(v.Parts, want)
+		return v.SessionID == st.SessionID && v.Reconnects == st.Reconnects && slices.Equal(v.Partitions, want)
 	})
 }

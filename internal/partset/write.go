@@ -1,4 +1,4 @@
-package partitions
+package partset
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 
@@ -28,7 +29,7 @@ const maxAttempts = 50
 // maxMultiBytes keeps each multi-operation of several topics well below
 // ZooKeeper's 1 MB request limit; a change bigger than that is written in
 // several steps. A multi of one topic can be bigger, up to
-// [MaxTopicBytes] and its path.
+// [partitions.MaxTopicBytes] and its path.
 const maxMultiBytes = 512 << 10
 
 // ErrContended is returned when a change lost the compare-and-set race
@@ -211,25 +212,25 @@ func planTopic(r topicRead, path string, acl []zk.ACL, remove bool, change []int
 	if r.err != nil {
 		return nil, r.err
 	}
-	cur, err := DecodeIDs(r.data)
+	cur, err := partitions.DecodeIDs(r.data)
 	if err != nil {
 		return nil, fmt.Errorf("existing data is corrupt, fix or delete the node: %w", err)
 	}
-	next := Union(cur, change)
+	next := partitions.Union(cur, change)
 	if remove {
-		next = Subtract(cur, change)
+		next = partitions.Subtract(cur, change)
 	}
-	if len(next) > MaxTopicIDs {
-		return nil, fmt.Errorf("%w: would hold %d IDs, more than %d", rebalance.ErrInvalid, len(next), MaxTopicIDs)
+	if len(next) > partitions.MaxTopicIDs {
+		return nil, fmt.Errorf("%w: would hold %d IDs, more than %d", rebalance.ErrInvalid, len(next), partitions.MaxTopicIDs)
 	}
 	if slices.Equal(cur, next) {
 		return nil, nil
 	}
 	// An emptied topic keeps its node, with no data (see [write]).
-	data := EncodeIDs(next)
-	if len(data) > MaxTopicBytes {
+	data := partitions.EncodeIDs(next)
+	if len(data) > partitions.MaxTopicBytes {
 		return nil, fmt.Errorf("%w: would take %d bytes, more than %d: ZooKeeper refuses a write that big (scattered IDs take about one byte per digit plus a comma)",
-			rebalance.ErrInvalid, len(data), MaxTopicBytes)
+			rebalance.ErrInvalid, len(data), partitions.MaxTopicBytes)
 	}
 	if !r.exists {
 		return &zk.CreateRequest{Path: path, Data: data, Acl: acl}, nil

@@ -1,4 +1,4 @@
-package partitions_test
+package partset_test
 
 import (
 	"context"
@@ -13,10 +13,10 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/partset"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
-	"github.com/zkalloc/zkalloc/partitions"
 )
 
 // pausingConn holds a writer between its read and its write: once armed,
@@ -74,7 +74,7 @@ func TestNoLostSetWrite(t *testing.T) {
 	for _, w1 := range []string{"Set.Add", "Change"} {
 		t.Run(w1, func(t *testing.T) {
 			paths := zkpath.Group{Root: "/zkalloc", Group: "lost-" + w1}
-			if err := partitions.Change(obs, paths, false, map[string][]int32{"t": {0}}); err != nil {
+			if err := partset.Change(obs, paths, false, map[string][]int32{"t": {0}}); err != nil {
 				t.Fatal(err)
 			}
 			pc, paused, resume := newPausingConn(obs)
@@ -95,7 +95,7 @@ func TestNoLostSetWrite(t *testing.T) {
 				go func() { done <- m.set.Add(ctx, add7) }()
 			case "Change":
 				pc.armed.Store(true)
-				go func() { done <- partitions.Change(pc, paths, false, add7) }()
+				go func() { done <- partset.Change(pc, paths, false, add7) }()
 			}
 			select {
 			case <-paused: // W1 has read t at its version and planned "0,7"
@@ -104,10 +104,10 @@ func TestNoLostSetWrite(t *testing.T) {
 			case <-ctx.Done():
 				t.Fatal("W1 never came to its write")
 			}
-			if err := partitions.Change(obs, paths, true, map[string][]int32{"t": {0}}); err != nil {
+			if err := partset.Change(obs, paths, true, map[string][]int32{"t": {0}}); err != nil {
 				t.Fatalf("W2 removing 0: %v", err)
 			}
-			if err := partitions.Change(obs, paths, false, map[string][]int32{"t": {5}}); err != nil {
+			if err := partset.Change(obs, paths, false, map[string][]int32{"t": {5}}); err != nil {
 				t.Fatalf("W3 adding 5: %v", err)
 			}
 			close(resume)
@@ -129,7 +129,7 @@ func TestNoLostSetWrite(t *testing.T) {
 			if m != nil && !t.Failed() {
 				m.waitParts(actortest.Parts("t", 5, 7))
 			}
-			set, _, err := partitions.Read(obs, paths)
+			set, _, err := partset.Read(obs, paths)
 			if err != nil || fmt.Sprint(set) != "map[t:[5 7]]" {
 				t.Errorf("Read = %v, %v; want t:5,7", set, err)
 			}

@@ -1,4 +1,4 @@
-package partitions
+package partset
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/partitions"
 )
 
 // Conn is what [Change] and [Read] need of a ZooKeeper client; a *zk.Conn
@@ -18,12 +19,12 @@ type Conn interface {
 
 // Change adds (or, with remove, takes out) topics in the group's shared
 // set directly, with no [Set] actor: for tools such as the zkalloc
-// command. It validates as [Set.Add] does ([Normalize], the limits on the
-// set's topic names) and writes with the same compare-and-set merge, so
-// that running members see it as any member's change. Adding creates the
-// group's nodes when missing.
+// command. It validates as [Set.Add] does ([partitions.Normalize], the
+// limits on the set's topic names) and writes with the same
+// compare-and-set merge, so that running members see it as any member's
+// change. Adding creates the group's nodes when missing.
 func Change(c Conn, paths zkpath.Group, remove bool, topics map[string][]int32) error {
-	norm, err := Normalize(topics)
+	norm, err := partitions.Normalize(topics)
 	if err != nil || len(norm) == 0 {
 		return err
 	}
@@ -47,8 +48,9 @@ func Change(c Conn, paths zkpath.Group, remove bool, topics map[string][]int32) 
 }
 
 // checkTotal refuses to add ids, a normalized change, if the set would
-// then hold more than [MaxPartitions], counting the set as [Read] gives it
-// (as a member does: topics past the limit are left out of it).
+// then hold more than [partitions.MaxPartitions], counting the set as
+// [Read] gives it (as a member does: topics past the limit are left out
+// of it).
 func checkTotal(c Conn, paths zkpath.Group, ids map[string][]int32) error {
 	topics, _, err := Read(c, paths)
 	if err != nil {
@@ -70,7 +72,7 @@ func checkTotal(c Conn, paths zkpath.Group, ids map[string][]int32) error {
 // removed: see [write]) has no partitions and is not in topics. It
 // returns an error wrapping zk.ErrNoNode if the group has no partition
 // set.
-func Read(c Conn, paths zkpath.Group) (topics map[string][]int32, corrupt []TopicError, err error) {
+func Read(c Conn, paths zkpath.Group) (topics map[string][]int32, corrupt []partitions.TopicError, err error) {
 	names, _, err := c.Children(paths.Partitions())
 	if err != nil {
 		return nil, nil, err
@@ -90,13 +92,13 @@ func Read(c Conn, paths zkpath.Group) (topics map[string][]int32, corrupt []Topi
 		case r.err != nil:
 			return nil, nil, r.err
 		case r.bad != nil:
-			corrupt = append(corrupt, TopicError{Topic: names[i], Err: r.bad})
-		case used+r.count > MaxPartitions:
-			corrupt = append(corrupt, TopicError{Topic: names[i], Err: errPastMaxPartitions(r.count)})
+			corrupt = append(corrupt, partitions.TopicError{Topic: names[i], Err: r.bad})
+		case used+r.count > partitions.MaxPartitions:
+			corrupt = append(corrupt, partitions.TopicError{Topic: names[i], Err: errPastMaxPartitions(r.count)})
 		case r.count == 0: // emptied: no partitions
 		default:
 			used += r.count
-			topics[names[i]], _ = DecodeIDs(r.data) // counted: valid
+			topics[names[i]], _ = partitions.DecodeIDs(r.data) // counted: valid
 		}
 		out[i].data = nil
 	}
