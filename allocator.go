@@ -53,7 +53,7 @@ type Allocator struct {
 	sess    *zksession.Session
 	members *members.Actor
 	set     *partset.Set
-	reb     *member.Actor[Update]
+	reb     *shell
 	group   actor.Group
 
 	mu      sync.Mutex
@@ -94,7 +94,7 @@ func New(cfg Config) (*Allocator, error) {
 		sessCfg.QuorumCheck = paths.Dir()
 	}
 	sess := zksession.New(sessCfg)
-	members := members.New(members.Config{
+	roster := members.New(members.Config{
 		Paths:   paths,
 		Member:  cfg.Member,
 		Info:    membership.ThisProcess(cfg.Strategy.Name()),
@@ -115,28 +115,28 @@ func New(cfg Config) (*Allocator, error) {
 		Strategy: cfg.Strategy.Name(),
 		ACL:      cfg.ACL,
 	})
-	reb := member.NewActor(member.ActorConfig{
-		Config: member.Config{
+	reb := newShell(shellConfig{
+		core: member.Config{
 			Member:         cfg.Member,
 			Settle:         cfg.Settle,
 			ReleaseTimeout: cfg.ReleaseTimeout,
 			Grace:          cfg.DisconnectGrace,
 			DepartureDelay: cfg.DepartureDelay,
 		},
-		Expire:   members.Expire,
-		Strategy: cfg.Strategy,
-		Session:  sess.Observe(),
-		Members:  members.Views(),
-		Parts:    set.Views(),
-		Desired:  owners.Desired(),
-		Held:     owners.Held(),
-		Stuck:    owners.Stuck(),
-		Logger:   log,
-	}, member.Output[Update]{Wrap: newUpdate})
-	a := &Allocator{cfg: cfg, sess: sess, members: members, set: set, reb: reb, done: make(chan struct{})}
+		strategy:   cfg.Strategy,
+		session:    sess.Observe(),
+		members:    roster.Views(),
+		partitions: set.Views(),
+		want:       owners.Desired(),
+		held:       owners.Held(),
+		expire:     roster.Expire,
+		stuck:      owners.Stuck(),
+		logger:     log,
+	})
+	a := &Allocator{cfg: cfg, sess: sess, members: roster, set: set, reb: reb, done: make(chan struct{})}
 	a.sessExited = make(chan struct{})
 	a.group.Add("session", actor.Func(a.watchSession))
-	a.group.Add("membership", members)
+	a.group.Add("membership", roster)
 	a.group.Add("partitions", set)
 	a.group.Add("claims", owners)
 	a.group.Add("rebalance", actor.Func(func(ctx context.Context) error {

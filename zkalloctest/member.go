@@ -8,11 +8,10 @@ import (
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/claims"
-	"github.com/zkalloc/zkalloc/internal/hook"
+	"github.com/zkalloc/zkalloc/internal/seam"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
-	"github.com/zkalloc/zkalloc/rebalance/member"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -23,13 +22,13 @@ import (
 // real one fails, and show what its consumer has acked. All are safe for
 // concurrent use.
 //
-// Inside, the member runs zkalloc's own member actor (its decisions and
+// Inside, the member runs zkalloc's own member loop (its decisions and
 // hand-off, unchanged); the session, the member list, the partition set
 // and the claims, which ZooKeeper would hold, come from the Group.
 type Member struct {
 	g       *Group
 	name    string
-	act     *member.Actor[zkalloc.Update]
+	act     seam.Member
 	sess    *actor.Latest[session.State]
 	desired *actor.Latest[claims.Desired]
 	held    *actor.Latest[claims.Held]
@@ -63,29 +62,23 @@ func newMember(g *Group, name string) *Member {
 		acked:   true,
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
-	wrap := hook.NewUpdate.(func(member.Update) zkalloc.Update)
-	m.act = member.NewActor(member.ActorConfig{
-		Config: member.Config{
-			Member:         name,
-			Settle:         g.cfg.Settle,
-			ReleaseTimeout: g.cfg.ReleaseTimeout,
-			Grace:          g.cfg.DisconnectGrace,
-		},
-		Strategy: g.cfg.Strategy,
-		Session:  m.sess,
-		Members:  m.views,
-		Parts:    m.parts,
-		Desired:  m.desired,
-		Held:     m.held,
-		Logger:   g.cfg.Logger.With("member", name),
-	}, member.Output[zkalloc.Update]{
-		Wrap: func(u member.Update) zkalloc.Update {
-			w := wrap(u)
+	m.act = seam.NewMember(seam.MemberConfig{
+		Member:          name,
+		Strategy:        g.cfg.Strategy,
+		Settle:          g.cfg.Settle,
+		ReleaseTimeout:  g.cfg.ReleaseTimeout,
+		DisconnectGrace: g.cfg.DisconnectGrace,
+		Session:         m.sess,
+		Members:         m.views,
+		Partitions:      m.parts,
+		Want:            m.desired,
+		Held:            m.held,
+		Logger:          g.cfg.Logger.With("member", name),
+		Published: func(u zkalloc.Update) {
 			g.mu.Lock()
-			m.published, m.publishedN = w, m.publishedN+1
+			m.published, m.publishedN = u, m.publishedN+1
 			g.change()
 			g.mu.Unlock()
-			return w
 		},
 		Received: func(u zkalloc.Update, acked bool) {
 			g.mu.Lock()

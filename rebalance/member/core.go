@@ -39,6 +39,10 @@ type Config struct {
 	// and everybody else's unchanged, for this long (see seats.go); 0
 	// computes over the live members only.
 	DepartureDelay time.Duration
+	// Acks, if set, is where the consumer's acks of the Updates the core
+	// publishes go (see [Update.Ack]); the loop around the core reads it
+	// and calls [Core.Ack]. The core only hands it to its Updates.
+	Acks *Acks
 }
 
 // Core makes this member's decisions: it collects the session state, the
@@ -625,6 +629,7 @@ func (c *Core) publish(assigned []Partition, tokens []int64, pending []Partition
 		Pending:    pending,
 		Reason:     reason,
 		seq:        c.seq,
+		acks:       c.cfg.Acks,
 		tokens:     tokens,
 	}
 	c.snap = u

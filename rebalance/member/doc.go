@@ -15,8 +15,8 @@
 // member keeps too long all live there, and its tests feed it events and
 // look at what it asks, with no goroutine and no timer.
 //
-// [Actor] is the thin loop around it: it takes the inputs from the other
-// actors, runs the strategy the core asks for, keeps one timer for the
-// core's wake-ups, passes the wanted claims and the stuck reports to the
-// claims actor and delivers Updates latest-wins.
+// The thin loop around it is package zkalloc's: it takes the inputs from
+// the other actors, runs the strategy the core asks for, keeps one timer
+// for the core's wake-ups, passes the wanted claims and the stuck reports
+// to the claims actor and delivers Updates latest-wins.
 package member

@@ -10,21 +10,42 @@ import (
 // Partition is [rebalance.Partition], named here for brevity.
 type Partition = rebalance.Partition
 
-// Update is one snapshot of this member's assignment. The root package's
-// Update wraps it for the consumer and documents the fields, which mean
-// the same here. It is a value: nothing in it changes after it is
-// published, and its slices must not be modified.
+// Update is one snapshot of this member's assignment, as its consumer
+// receives it from zkalloc's Allocator.Updates (it is zkalloc.Update).
+// It is a value: nothing in it changes after it is published, and its
+// slices must not be modified.
 type Update struct {
+	// Generation identifies the view the assignment was computed from: the
+	// zxid of the newest change it contains. Members that computed from the
+	// same view report the same generation. Partitions kept through a blip
+	// (Config.DisconnectGrace) keep the generation they were assigned in
+	// until the claims are checked, even if a newer view has arrived.
 	Generation int64
-	Members    []string // sorted; the live members
-	Assigned   []Partition
-	Added      []Partition
-	Revoked    []Partition
-	Pending    []Partition
-	Reason     string
+	// Members of the group, sorted: the live ones. With
+	// Config.DepartureDelay, a member that has left but whose seat is
+	// kept is not listed, though the assignment is computed with it (its
+	// share is paused).
+	Members []string
+	// Assigned is every partition this member owns now, sorted by
+	// [rebalance.Compare]. No other member lists any of them in its own
+	// Assigned at the same time.
+	Assigned []Partition
+	// Added and Revoked are the partitions that Assigned gained and lost
+	// since the previous Update the consumer received, sorted. Skipped
+	// (conflated) updates lose nothing: their changes are folded in.
+	Added   []Partition
+	Revoked []Partition
+	// Pending is every partition the assignment gives this member that it
+	// cannot list in Assigned yet, sorted: its previous owner has not
+	// released it (it waits for its own consumer's Ack, or its session to
+	// end) or the claim is being created. Empty once the hand-off is
+	// complete; a group has converged when every member's is.
+	Pending []Partition
+	// Reason says why this update was published, for logs.
+	Reason string
 
 	seq    uint64
-	acks   *acks
+	acks   *Acks   // where Ack reports; nil in the zero Update
 	tokens []int64 // tokens[i] is Assigned[i]'s fencing token
 }
 
@@ -66,20 +87,35 @@ func (u Update) Ack() {
 	}
 }
 
-// acks carries consumer acks to the member actor without blocking the
-// consumer: the highest acked sequence number and a wake-up.
-type acks struct {
+// Acks carries the consumer's acks to the loop around the [Core] without
+// blocking the consumer: the highest acked Update and a wake-up. Every
+// Update the core publishes reports to the Acks of its [Config]. Safe
+// for concurrent use.
+type Acks struct {
 	highest atomic.Uint64
 	wake    chan struct{}
 }
 
-func newAcks() *acks {
+// NewAcks returns an Acks with nothing acked.
+func NewAcks() *Acks {
 	// One slot: an ack records "look again" without blocking, and a
 	// pending wake-up is never lost.
-	return &acks{wake: make(chan struct{}, 1)}
+	return &Acks{wake: make(chan struct{}, 1)}
 }
 
-func (a *acks) ack(seq uint64) {
+// Wake receives after an ack of a newer Update than any before; then
+// read [Acks.Highest] and give it to [Core.Ack].
+func (a *Acks) Wake() <-chan struct{} { return a.wake }
+
+// Highest is the sequence number of the newest Update acked (acking an
+// Update acks every earlier one); 0 before any.
+func (a *Acks) Highest() uint64 { return a.highest.Load() }
+
+// Acked reports whether u has been acked, by its own Ack or a later
+// Update's.
+func (a *Acks) Acked(u Update) bool { return a.highest.Load() >= u.seq }
+
+func (a *Acks) ack(seq uint64) {
 	for {
 		cur := a.highest.Load()
 		if seq <= cur {

@@ -1,4 +1,4 @@
-package member_test
+package zkalloc
 
 import (
 	"context"
@@ -20,13 +20,12 @@ import (
 	"github.com/zkalloc/zkalloc/session"
 )
 
-// These tests check the actor's wiring: that it feeds the core and carries
-// out what the core asks. The decisions themselves are tested on the core,
-// synchronously (core_test.go).
+// These tests check the shell's wiring: that it feeds the core and
+// carries out what the core asks. The decisions themselves are tested on
+// the core, synchronously (rebalance/member's core tests).
 //
-// harness runs a member actor fed by fake session, membership,
-// partition and claims actors that send the same typed values the real
-// ones do.
+// harness runs a shell fed by fake session, membership, partition and
+// claims actors that send the same typed values the real ones do.
 type harness struct {
 	t       *testing.T
 	clock   *actor.FakeClock
@@ -36,10 +35,10 @@ type harness struct {
 	desired *actor.Latest[claims.Desired]
 	held    *actor.Latest[claims.Held]
 	stuck   *claims.StuckBox
-	a       *member.Actor[member.Update]
+	a       *shell
 	ctx     context.Context
-	last    member.Update // the last update next received
-	got     bool          // next has received one
+	last    Update // the last update next received
+	got     bool   // next has received one
 }
 
 type options struct {
@@ -62,11 +61,11 @@ func newHarness(t *testing.T, name string, s rebalance.Strategy, opts options) *
 	if opts.releaseTimeout == 0 {
 		opts.releaseTimeout = time.Minute
 	}
-	h.a = member.NewActor(member.ActorConfig{
-		Config:   member.Config{Member: name, Settle: opts.settle, ReleaseTimeout: opts.releaseTimeout, Grace: opts.grace},
-		Strategy: s,
-		Session:  h.session, Members: h.members, Parts: h.parts, Desired: h.desired, Held: h.held, Stuck: h.stuck, Clock: h.clock,
-	}, member.Output[member.Update]{Wrap: func(u member.Update) member.Update { return u }})
+	h.a = newShell(shellConfig{
+		core:     member.Config{Member: name, Settle: opts.settle, ReleaseTimeout: opts.releaseTimeout, Grace: opts.grace},
+		strategy: s,
+		session:  h.session, members: h.members, partitions: h.parts, want: h.desired, held: h.held, stuck: h.stuck, clock: h.clock,
+	})
 	var deadlineCancel context.CancelFunc
 	h.ctx, deadlineCancel = context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(deadlineCancel) // after the group has stopped (cleanups run last first)
@@ -134,7 +133,7 @@ func (h *harness) sendParts(v partitions.View) {
 }
 
 // next receives the next update.
-func (h *harness) next() member.Update {
+func (h *harness) next() Update {
 	h.t.Helper()
 	select {
 	case u, ok := <-h.a.Updates():
@@ -172,7 +171,7 @@ func (h *harness) none(sync func()) {
 }
 
 // current waits until Current has reached generation gen and returns it.
-func (h *harness) current(gen int64) member.Update {
+func (h *harness) current(gen int64) Update {
 	h.t.Helper()
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
@@ -188,7 +187,7 @@ func (h *harness) current(gen int64) member.Update {
 	}
 }
 
-func TestActorAssignsOnceViewsAreFresh(t *testing.T) {
+func TestShellAssignsOnceViewsAreFresh(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "b", rebalance.RoundRobin, options{})
 	h.up(7, 1)
@@ -217,7 +216,7 @@ func TestActorAssignsOnceViewsAreFresh(t *testing.T) {
 	}
 }
 
-func TestActorSettles(t *testing.T) {
+func TestShellSettles(t *testing.T) {
 	t.Parallel()
 	const settle = time.Second
 	h := newHarness(t, "a", rebalance.RoundRobin, options{settle: settle})
@@ -250,7 +249,7 @@ func (b brokenStrategy) Assign(members []string, parts []rebalance.Partition) (m
 	return rebalance.RoundRobin.Assign(members, parts)
 }
 
-func TestActorKeepsAssignmentWhenStrategyFails(t *testing.T) {
+func TestShellKeepsAssignmentWhenStrategyFails(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []string{"panic", "error", "drop"} {
 		t.Run(mode, func(t *testing.T) {
@@ -279,7 +278,7 @@ func TestActorKeepsAssignmentWhenStrategyFails(t *testing.T) {
 
 // settled brings a manual-claims harness to a first assignment of
 // members over t:0..n-1 with every wanted claim granted, and returns it.
-func settled(t *testing.T, h *harness, members []string, n int32) member.Update {
+func settled(t *testing.T, h *harness, members []string, n int32) Update {
 	t.Helper()
 	ids := make([]int32, n)
 	for i := range ids {
@@ -298,7 +297,7 @@ func (h *harness) grant(d claims.Desired, held ...rebalance.Partition) {
 	h.held.Set(claims.Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Held: held})
 }
 
-func TestActorKeepsRevokedClaimUntilAck(t *testing.T) {
+func TestShellKeepsRevokedClaimUntilAck(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true})
 	first := settled(t, h, []string{"a"}, 4)
@@ -325,7 +324,7 @@ func TestActorKeepsRevokedClaimUntilAck(t *testing.T) {
 	}
 }
 
-func TestActorReleaseTimeout(t *testing.T) {
+func TestShellReleaseTimeout(t *testing.T) {
 	t.Parallel()
 	const rt = 10 * time.Second
 	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true, releaseTimeout: rt})
@@ -347,7 +346,7 @@ func TestActorReleaseTimeout(t *testing.T) {
 
 // The release timeout of a revocation starts when the consumer receives
 // it from Updates, at the actor's clock, not when it is published.
-func TestActorReleaseTimeoutStartsWhenReceived(t *testing.T) {
+func TestShellReleaseTimeoutStartsWhenReceived(t *testing.T) {
 	t.Parallel()
 	const rt = 10 * time.Second
 	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true, releaseTimeout: rt})
@@ -391,7 +390,7 @@ func TestActorReleaseTimeoutStartsWhenReceived(t *testing.T) {
 // not ReleaseTimeout later. (Before, the ack found nothing to release, as
 // the consumer had not received the revocation yet, and the delivery did
 // not look again: the claims stayed until the release timeout.)
-func TestActorAckFromCurrentBeforeDelivery(t *testing.T) {
+func TestShellAckFromCurrentBeforeDelivery(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true})
 	settled(t, h, []string{"a"}, 4).Ack()
@@ -446,7 +445,7 @@ func (s stuckStrategy) Assign(members []string, parts []rebalance.Partition) (ma
 
 // A strategy that does not return holds up neither a revocation nor the
 // actor's end: it runs off the actor's loop.
-func TestActorStuckStrategyHoldsUpNeitherRevocationNorClose(t *testing.T) {
+func TestShellStuckStrategyHoldsUpNeitherRevocationNorClose(t *testing.T) {
 	t.Parallel()
 	s := stuckStrategy{calls: new(atomic.Int32), stuck: make(chan struct{}), release: make(chan struct{})}
 	t.Cleanup(func() { close(s.release) }) // after the actor has returned
@@ -471,7 +470,7 @@ func TestActorStuckStrategyHoldsUpNeitherRevocationNorClose(t *testing.T) {
 
 // The core's reports of claims held too long by another session reach the
 // claims actor's box when the actor's timer says they are due.
-func TestActorPassesStuckReports(t *testing.T) {
+func TestShellPassesStuckReports(t *testing.T) {
 	t.Parallel()
 	const rt, granted = 5 * time.Second, 4 * time.Second
 	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true, releaseTimeout: rt})
@@ -498,5 +497,33 @@ func TestActorPassesStuckReports(t *testing.T) {
 	want := []claims.Stuck{{Session: 7, Parts: t0, HeldFor: after}}
 	if got := h.stuck.Take(); !reflect.DeepEqual(got, want) {
 		t.Errorf("reports %+v, want %+v", got, want)
+	}
+}
+
+// The shell's Stats follow the core's session, snapshot and counters.
+// (These checks were the core's, when the core made a Stats of its own.)
+func TestShellStats(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true})
+	settled(t, h, []string{"a"}, 4).Ack()
+	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 4, SessionID: 1, Reconnects: 1})
+	u := h.next() // t:1 and t:3 go to b
+	// The shell stores its Stats before it offers the Update it published.
+	s := h.a.Stats()
+	if s.SessionState != "up" || s.SessionID != 1 || s.Reconnects != 0 || s.Members != 2 || s.Assigned != 2 || s.Pending != 0 || s.Generation != u.Generation {
+		t.Errorf("stats %+v after %+v", s, u)
+	}
+	if s.HandoffsStarted != 2 || s.HandoffsDone != 0 {
+		t.Errorf("stats %+v after revoking two, want 2 hand-offs started, none done", s)
+	}
+	h.up(1, 3)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for h.a.Stats().Reconnects != 2 {
+		select {
+		case <-tick.C:
+		case <-h.ctx.Done():
+			t.Fatalf("Reconnects = %d after the third connection, want 2", h.a.Stats().Reconnects)
+		}
 	}
 }

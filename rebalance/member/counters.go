@@ -1,11 +1,5 @@
 package member
 
-import (
-	"time"
-
-	"github.com/zkalloc/zkalloc/session"
-)
-
 // Counters counts the core's decisions since it was created.
 type Counters struct {
 	// HandoffsStarted counts partitions revoked from the consumer while
@@ -33,37 +27,4 @@ func (c *Core) Counters() Counters {
 		ReleaseTimeouts: c.ho.timeouts,
 		StrategyErrors:  c.strategyErrors,
 	}
-}
-
-// Stats is a snapshot of a member actor, for the allocator's Stats.
-type Stats struct {
-	Session    session.Status
-	SessionID  int64
-	Reconnects uint64 // times the connection came up again after the first
-	Generation int64
-	Members    int
-	Assigned   int
-	Pending    int
-	// Computes counts strategy runs that returned; LastCompute is how long
-	// the latest took.
-	Computes    uint64
-	LastCompute time.Duration
-	Counters
-}
-
-// stats returns the core's part of a Stats.
-func (c *Core) stats() Stats {
-	s := Stats{
-		Session:    c.st.Status,
-		SessionID:  c.st.SessionID,
-		Generation: c.snap.Generation,
-		Members:    len(c.snap.Members),
-		Assigned:   len(c.snap.Assigned),
-		Pending:    len(c.snap.Pending),
-		Counters:   c.Counters(),
-	}
-	if c.st.Reconnects > 0 {
-		s.Reconnects = c.st.Reconnects - 1
-	}
-	return s
 }
