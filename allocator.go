@@ -13,12 +13,12 @@ import (
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/claims"
+	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/internal/members"
 	"github.com/zkalloc/zkalloc/internal/partset"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/membership"
-	"github.com/zkalloc/zkalloc/rebalance/member"
 )
 
 var (
@@ -116,18 +116,18 @@ func New(cfg Config) (*Allocator, error) {
 		ACL:      cfg.ACL,
 	})
 	reb := newShell(shellConfig{
-		core: member.Config{
-			Member:         cfg.Member,
-			Settle:         cfg.Settle,
-			ReleaseTimeout: cfg.ReleaseTimeout,
-			Grace:          cfg.DisconnectGrace,
-			DepartureDelay: cfg.DepartureDelay,
+		core: decision.Config{
+			Member:          cfg.Member,
+			Settle:          cfg.Settle,
+			ReleaseTimeout:  cfg.ReleaseTimeout,
+			DisconnectGrace: cfg.DisconnectGrace,
+			DepartureDelay:  cfg.DepartureDelay,
 		},
 		strategy:   cfg.Strategy,
 		session:    sess.Observe(),
 		members:    roster.Views(),
 		partitions: set.Views(),
-		want:       owners.Desired(),
+		want:       owners.Want(),
 		held:       owners.Held(),
 		expire:     roster.Expire,
 		stuck:      owners.Stuck(),

@@ -8,26 +8,26 @@ import (
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/claims"
+	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/internal/seam"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
-	"github.com/zkalloc/zkalloc/rebalance/member"
 	"github.com/zkalloc/zkalloc/session"
 )
 
 // shellConfig configures a [shell]. Every field but expire, stuck,
 // logger, clock and the observers is required.
 type shellConfig struct {
-	core     member.Config // its Strategy is set from strategy's name
+	core     decision.Config // its Strategy is set from strategy's name
 	strategy rebalance.Strategy
 
 	session    *actor.Latest[session.State]
 	members    <-chan membership.View
 	partitions <-chan partitions.View
 	// want goes to the claims actor; held comes from it.
-	want *actor.Latest[claims.Desired]
-	held *actor.Latest[claims.Held]
+	want *actor.Latest[decision.Want]
+	held *actor.Latest[decision.Held]
 	// expire, with DepartureDelay, deletes the seats whose delay ran out
 	// (the members actor's Expire); it must not block.
 	expire func([]membership.Seat)
@@ -55,11 +55,11 @@ type shellConfig struct {
 // keeps the allocator's [Stats]. Create it with newShell.
 type shell struct {
 	cfg     shellConfig
-	core    *member.Core
+	core    *decision.Core
 	out     *actor.Outbox[Update]
 	ready   chan struct{} // closed when the first assignment is published
 	current atomic.Pointer[Update]
-	acks    *member.Acks
+	acks    *decision.Acks
 
 	st        session.State // the newest state given to the core
 	recv      Update        // the newest Update the consumer received
@@ -82,11 +82,11 @@ func newShell(cfg shellConfig) *shell {
 		cfg.clock = actor.RealClock()
 	}
 	cfg.core.Strategy = cfg.strategy.Name()
-	acks := member.NewAcks()
+	acks := decision.NewAcks()
 	cfg.core.Acks = acks
 	return &shell{
 		cfg:   cfg,
-		core:  member.NewCore(cfg.core, cfg.clock.Now()),
+		core:  decision.NewCore(cfg.core, cfg.clock.Now()),
 		out:   actor.NewOutbox[Update](),
 		ready: make(chan struct{}),
 		acks:  acks,
@@ -148,7 +148,7 @@ func (s *shell) Current() (Update, bool) {
 // Run publishes updates until ctx is cancelled. Then it drains: it
 // publishes an Update revoking everything and returns once the consumer
 // has acked it, the drain's bound has passed, or the session has ended on
-// the server (not merely its lease here: see [member.Core.Drained]), so
+// the server (not merely its lease here: see [decision.Core.Drained]), so
 // that the claims, which go with the session, are kept until the consumer
 // has stopped. It returns nil.
 //
@@ -167,8 +167,8 @@ func (s *shell) Run(ctx context.Context) error {
 	results := make(chan computed)
 	stop := make(chan struct{})
 	defer close(stop)
-	var running bool       // a strategy run is under way
-	var queued *member.Job // the newest job asked for, not yet started
+	var running bool         // a strategy run is under way
+	var queued *decision.Job // the newest job asked for, not yet started
 	for {
 		r := s.core.Ready()
 		s.apply(r)
@@ -206,7 +206,7 @@ func (s *shell) Run(ctx context.Context) error {
 			if st, ok := s.cfg.session.Take(); ok {
 				s.tick()
 				s.st = st
-				s.core.Session(st)
+				s.core.SessionChanged(st)
 			}
 		case v, ok := <-members:
 			if !ok {
@@ -214,22 +214,22 @@ func (s *shell) Run(ctx context.Context) error {
 				break
 			}
 			s.tick()
-			s.core.Members(v)
+			s.core.MembersRead(v)
 		case v, ok := <-parts:
 			if !ok {
 				parts = nil
 				break
 			}
 			s.tick()
-			s.core.Parts(v)
+			s.core.PartitionsRead(v)
 		case <-s.cfg.held.Changed():
 			if h, ok := s.cfg.held.Take(); ok {
 				s.tick()
-				s.core.Held(h)
+				s.core.ClaimsHeld(h)
 			}
 		case <-s.acks.Wake():
 			s.tick()
-			s.core.Ack(s.acks.Highest())
+			s.core.Acked(s.acks.Highest())
 			if s.recvAny && !s.recvAcked && s.acks.Acked(s.recv) {
 				s.recvAcked = true
 				if s.cfg.acked != nil {
@@ -251,7 +251,7 @@ func (s *shell) Run(ctx context.Context) error {
 
 // computed is the answer to a Job.
 type computed struct {
-	job  member.Job
+	job  decision.Job
 	mine []Partition
 	err  error
 	took time.Duration
@@ -259,9 +259,9 @@ type computed struct {
 
 // compute runs the strategy for job and sends its answer, unless Run has
 // returned meanwhile.
-func (s *shell) compute(job member.Job, out chan<- computed, stop <-chan struct{}) {
+func (s *shell) compute(job decision.Job, out chan<- computed, stop <-chan struct{}) {
 	began := s.cfg.clock.Now()
-	result, err := rebalance.Compute(s.cfg.strategy, job.Members, job.Parts)
+	result, err := rebalance.Compute(s.cfg.strategy, job.Members, job.Partitions)
 	took := s.cfg.clock.Now().Sub(began)
 	select {
 	case out <- computed{job: job, mine: result[s.cfg.core.Member], err: err, took: took}:
@@ -272,12 +272,12 @@ func (s *shell) compute(job member.Job, out chan<- computed, stop <-chan struct{
 func (s *shell) tick() { s.core.Tick(s.cfg.clock.Now()) }
 
 // apply carries out what r says but the strategy run and the wake-up.
-func (s *shell) apply(r member.Ready) {
+func (s *shell) apply(r decision.Ready) {
 	for _, l := range r.Logs {
 		s.cfg.logger.Log(context.Background(), l.Level, l.Msg, l.Args...)
 	}
-	if r.Desired != nil {
-		s.cfg.want.Set(*r.Desired)
+	if r.Want != nil {
+		s.cfg.want.Set(*r.Want)
 	}
 	if r.Expire != nil && s.cfg.expire != nil {
 		s.cfg.expire(r.Expire)
@@ -313,11 +313,11 @@ func (s *shell) delivered(u Update) {
 func init() {
 	seam.NewMember = func(c seam.MemberConfig) seam.Member {
 		return newShell(shellConfig{
-			core: member.Config{
-				Member:         c.Member,
-				Settle:         c.Settle,
-				ReleaseTimeout: c.ReleaseTimeout,
-				Grace:          c.DisconnectGrace,
+			core: decision.Config{
+				Member:          c.Member,
+				Settle:          c.Settle,
+				ReleaseTimeout:  c.ReleaseTimeout,
+				DisconnectGrace: c.DisconnectGrace,
 			},
 			strategy:   c.Strategy,
 			session:    c.Session,

@@ -13,16 +13,16 @@ import (
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
-	"github.com/zkalloc/zkalloc/rebalance/member"
 	"github.com/zkalloc/zkalloc/session"
 )
 
 // These tests check the shell's wiring: that it feeds the core and
 // carries out what the core asks. The decisions themselves are tested on
-// the core, synchronously (rebalance/member's core tests).
+// the core, synchronously (package decision's tests).
 //
 // harness runs a shell fed by fake session, membership, partition and
 // claims actors that send the same typed values the real ones do.
@@ -32,8 +32,8 @@ type harness struct {
 	session *actor.Latest[session.State]
 	members chan membership.View
 	parts   chan partitions.View
-	desired *actor.Latest[claims.Desired]
-	held    *actor.Latest[claims.Held]
+	desired *actor.Latest[decision.Want]
+	held    *actor.Latest[decision.Held]
 	stuck   *claims.StuckBox
 	a       *shell
 	ctx     context.Context
@@ -43,7 +43,7 @@ type harness struct {
 
 type options struct {
 	settle, releaseTimeout, grace time.Duration
-	manualClaims                  bool // the test answers Desired itself
+	manualClaims                  bool // the test answers Want itself
 }
 
 func newHarness(t *testing.T, name string, s rebalance.Strategy, opts options) *harness {
@@ -54,15 +54,15 @@ func newHarness(t *testing.T, name string, s rebalance.Strategy, opts options) *
 		session: actor.NewLatest[session.State](),
 		members: make(chan membership.View),
 		parts:   make(chan partitions.View),
-		desired: actor.NewLatest[claims.Desired](),
-		held:    actor.NewLatest[claims.Held](),
+		desired: actor.NewLatest[decision.Want](),
+		held:    actor.NewLatest[decision.Held](),
 		stuck:   claims.NewStuckBox(),
 	}
 	if opts.releaseTimeout == 0 {
 		opts.releaseTimeout = time.Minute
 	}
 	h.a = newShell(shellConfig{
-		core:     member.Config{Member: name, Settle: opts.settle, ReleaseTimeout: opts.releaseTimeout, Grace: opts.grace},
+		core:     decision.Config{Member: name, Settle: opts.settle, ReleaseTimeout: opts.releaseTimeout, DisconnectGrace: opts.grace},
 		strategy: s,
 		session:  h.session, members: h.members, partitions: h.parts, want: h.desired, held: h.held, stuck: h.stuck, clock: h.clock,
 	})
@@ -89,14 +89,14 @@ func (h *harness) grantAll(ctx context.Context) error {
 			return nil
 		case <-h.desired.Changed():
 			if d, ok := h.desired.Take(); ok {
-				h.held.Set(claims.Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Held: d.Want})
+				h.held.Set(decision.Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Partitions: d.Partitions})
 			}
 		}
 	}
 }
 
-// nextDesired waits for the rebalance actor's next Desired (manual claims).
-func (h *harness) nextDesired() claims.Desired {
+// nextDesired waits for the rebalance actor's next Want (manual claims).
+func (h *harness) nextDesired() decision.Want {
 	h.t.Helper()
 	for {
 		select {
@@ -105,7 +105,7 @@ func (h *harness) nextDesired() claims.Desired {
 				return d
 			}
 		case <-h.ctx.Done():
-			h.t.Fatal("no Desired")
+			h.t.Fatal("no Want")
 		}
 	}
 }
@@ -288,13 +288,13 @@ func settled(t *testing.T, h *harness, members []string, n int32) Update {
 	h.sendMembers(membership.View{Members: members, Zxid: 2, SessionID: 1, Reconnects: 1})
 	h.sendParts(partitions.View{Partitions: actortest.Parts("t", ids...), Zxid: 3, SessionID: 1, Reconnects: 1})
 	d := h.nextDesired()
-	h.grant(d, d.Want...)
+	h.grant(d, d.Partitions...)
 	return h.next()
 }
 
 // grant answers d with the given claims held.
-func (h *harness) grant(d claims.Desired, held ...rebalance.Partition) {
-	h.held.Set(claims.Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Held: held})
+func (h *harness) grant(d decision.Want, held ...rebalance.Partition) {
+	h.held.Set(decision.Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Partitions: held})
 }
 
 func TestShellKeepsRevokedClaimUntilAck(t *testing.T) {
@@ -314,13 +314,13 @@ func TestShellKeepsRevokedClaimUntilAck(t *testing.T) {
 		h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 4, SessionID: 1, Reconnects: 1})
 	})
 	if d, ok := h.desired.Take(); ok {
-		t.Fatalf("Desired %v before the ack: revoked claims must be kept", d.Want)
+		t.Fatalf("Want %v before the ack: revoked claims must be kept", d.Partitions)
 	}
 	first.Ack() // an old ack changes nothing
 	u.Ack()
 	u.Ack() // idempotent
-	if d := h.nextDesired(); !slices.Equal(d.Want, actortest.Parts("t", 0, 2)) {
-		t.Fatalf("Desired after the ack = %v, want [t:0 t:2]", d.Want)
+	if d := h.nextDesired(); !slices.Equal(d.Partitions, actortest.Parts("t", 0, 2)) {
+		t.Fatalf("Want after the ack = %v, want [t:0 t:2]", d.Partitions)
 	}
 }
 
@@ -339,8 +339,8 @@ func TestShellReleaseTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.clock.Advance(rt)
-	if d := h.nextDesired(); !slices.Equal(d.Want, actortest.Parts("t", 0)) {
-		t.Fatalf("Desired after the release timeout = %v, want [t:0]", d.Want)
+	if d := h.nextDesired(); !slices.Equal(d.Partitions, actortest.Parts("t", 0)) {
+		t.Fatalf("Want after the release timeout = %v, want [t:0]", d.Partitions)
 	}
 }
 
@@ -360,7 +360,7 @@ func TestShellReleaseTimeoutStartsWhenReceived(t *testing.T) {
 		t.Helper()
 		h.sendMembers(view) // a round trip: the actor has handled what came before
 		if d, ok := h.desired.Take(); ok {
-			t.Fatalf("Desired %v %s", d.Want, why)
+			t.Fatalf("Want %v %s", d.Partitions, why)
 		}
 	}
 	if err := h.clock.WaitTimers(h.ctx, 1); err != nil {
@@ -380,8 +380,8 @@ func TestShellReleaseTimeoutStartsWhenReceived(t *testing.T) {
 	h.clock.Advance(rt - time.Nanosecond)
 	noDesired("before ReleaseTimeout after the consumer received the revocation")
 	h.clock.Advance(time.Nanosecond)
-	if d := h.nextDesired(); !slices.Equal(d.Want, actortest.Parts("t", 0)) {
-		t.Fatalf("Desired after the release timeout = %v, want [t:0]", d.Want)
+	if d := h.nextDesired(); !slices.Equal(d.Partitions, actortest.Parts("t", 0)) {
+		t.Fatalf("Want after the release timeout = %v, want [t:0]", d.Partitions)
 	}
 }
 
@@ -413,16 +413,16 @@ func TestShellAckFromCurrentBeforeDelivery(t *testing.T) {
 		t.Fatalf("Current after t:2 left: %+v", cur)
 	}
 	cur.Ack()
-	if d := h.nextDesired(); !slices.Equal(d.Want, actortest.Parts("t", 0, 1, 2)) {
-		t.Fatalf("Desired after the ack = %v, want [t:0 t:1 t:2]", d.Want)
+	if d := h.nextDesired(); !slices.Equal(d.Partitions, actortest.Parts("t", 0, 1, 2)) {
+		t.Fatalf("Want after the ack = %v, want [t:0 t:1 t:2]", d.Partitions)
 	}
 	// Once the consumer receives it, the acked revocation of t:2 is
 	// released too.
 	if u := h.next(); !slices.Equal(u.Revoked, actortest.Parts("t", 2)) || u.Generation != cur.Generation {
 		t.Fatalf("delivered %+v, want the Update acked from Current", u)
 	}
-	if d := h.nextDesired(); !slices.Equal(d.Want, actortest.Parts("t", 0, 1)) {
-		t.Fatalf("Desired after the delivery = %v, want [t:0 t:1]", d.Want)
+	if d := h.nextDesired(); !slices.Equal(d.Partitions, actortest.Parts("t", 0, 1)) {
+		t.Fatalf("Want after the delivery = %v, want [t:0 t:1]", d.Partitions)
 	}
 }
 
@@ -479,22 +479,22 @@ func TestShellPassesStuckReports(t *testing.T) {
 	h.sendParts(partitions.View{Partitions: actortest.Parts("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 1})
 	d := h.nextDesired()
 	t0, t1 := actortest.Parts("t", 0), actortest.Parts("t", 1)
-	h.held.Set(claims.Held{SessionID: 1, Reconnects: 1, Seq: d.Seq, Held: t1, Blocked: []claims.Blocked{{Partition: t0[0], Session: 7}}})
+	h.held.Set(decision.Held{SessionID: 1, Reconnects: 1, Seq: d.Seq, Partitions: t1, Blocked: []decision.Blocked{{Partition: t0[0], Session: 7}}})
 	if u := h.next(); !slices.Equal(u.Assigned, t1) || !slices.Equal(u.Pending, t0) {
 		t.Fatalf("update %+v, want t:1 assigned and t:0 pending", u)
 	}
 	if err := h.clock.WaitTimers(h.ctx, 1); err != nil {
 		t.Fatal("the stuck report's wake-up was never armed")
 	}
-	// The longest hand-off: 3 × ReleaseTimeout (see member.stuckAfter).
-	after := 3*rt + granted + member.StuckMargin
+	// The longest hand-off: 3 × ReleaseTimeout (see decision's stuckAfter).
+	after := 3*rt + granted + decision.StuckMargin
 	h.clock.Advance(after)
 	select {
 	case <-h.stuck.Changed():
 	case <-h.ctx.Done():
 		t.Fatal("no stuck report")
 	}
-	want := []claims.Stuck{{Session: 7, Parts: t0, HeldFor: after}}
+	want := []decision.Stuck{{Session: 7, Partitions: t0, HeldFor: after}}
 	if got := h.stuck.Take(); !reflect.DeepEqual(got, want) {
 		t.Errorf("reports %+v, want %+v", got, want)
 	}

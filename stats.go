@@ -3,7 +3,7 @@ package zkalloc
 import (
 	"time"
 
-	"github.com/zkalloc/zkalloc/rebalance/member"
+	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -49,7 +49,7 @@ func (a *Allocator) Stats() Stats { return a.reb.Stats() }
 // statsOf makes the Stats of a member whose session is st, whose newest
 // Update is cur, whose core has counted c, and whose strategy has run
 // computes times, the latest for last.
-func statsOf(st session.State, cur Update, c member.Counters, computes uint64, last time.Duration) Stats {
+func statsOf(st session.State, cur Update, c decision.Counters, computes uint64, last time.Duration) Stats {
 	s := Stats{
 		SessionState:    st.Status.String(),
 		SessionID:       st.SessionID,

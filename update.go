@@ -1,8 +1,8 @@
 package zkalloc
 
 import (
+	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/rebalance"
-	"github.com/zkalloc/zkalloc/rebalance/member"
 )
 
 // Partition names one partition of one topic: Topic, its topic's name, and
@@ -19,4 +19,4 @@ type Partition = rebalance.Partition
 // it is published, and its slices must not be modified. It is defined
 // with the member's decisions, which make it, and its fields and methods
 // are documented there.
-type Update = member.Update
+type Update = decision.Update

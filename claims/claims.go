@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/internal/inflight"
 	"github.com/zkalloc/zkalloc/internal/ioloop"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
@@ -35,7 +36,7 @@ type Config struct {
 	ACL []zk.ACL
 
 	// Strategy is the name of this member's strategy, to compare with a
-	// stuck claim's holder's in the log (see [Stuck]).
+	// stuck claim's holder's in the log (see [decision.Stuck]).
 	Strategy string
 	// CheckEvery is how often the claims held are checked for one deleted
 	// from outside (see [Claims]); 0 means the session timeout the server
@@ -45,7 +46,7 @@ type Config struct {
 
 // Claims is the actor that holds this member's ownership claims, the
 // ephemeral nodes <root>/groups/<group>/owners/<topic>:<id>, in line with
-// the latest [Desired] set, and reports what it holds as [Held]. Beside
+// the latest [decision.Want] set, and reports what it holds as [decision.Held]. Beside
 // each claim stands its hold record, the persistent node
 // <root>/groups/<group>/holds/<topic>:<id> naming the holding session: a
 // partition is taken (claim and record created in one multi-operation)
@@ -80,7 +81,7 @@ type Config struct {
 // Cversion counts every claim created or deleted in the group. If it
 // changed since the last look, every claim held is checked as after a
 // reconnection: one found gone while its record names this session has
-// vanished, and is reported in [Held.Vanished], not Held, so that the
+// vanished, and is reported in [decision.Held.Vanished], not Held, so that the
 // member revokes it; it is not created again while wanted, and its record
 // is released once it is not. One found gone with its record, or held by
 // another session, is dropped from Held too (and, if still wanted, claimed
@@ -101,14 +102,14 @@ type Config struct {
 // logged (see logStuck).
 type Claims struct {
 	cfg Config
-	in  *actor.Latest[Desired]
-	out *actor.Latest[Held]
+	in  *actor.Latest[decision.Want]
+	out *actor.Latest[decision.Held]
 	box *StuckBox
 
 	// Owned by Run.
 	loop       *ioloop.Loop       // the session state and the retries
 	sessions   map[int64]struct{} // every session this actor has had
-	desired    Desired
+	desired    decision.Want
 	ours       map[rebalance.Partition]int64    // claims held by session st.SessionID: their creation zxid, the fencing token
 	unsure     map[rebalance.Partition]struct{} // creates whose outcome is unknown, in this session or one before
 	verify     bool                             // held claims must be checked after a reconnection
@@ -154,8 +155,8 @@ func New(cfg Config) *Claims {
 	}
 	return &Claims{
 		cfg:        cfg,
-		in:         actor.NewLatest[Desired](),
-		out:        actor.NewLatest[Held](),
+		in:         actor.NewLatest[decision.Want](),
+		out:        actor.NewLatest[decision.Held](),
 		sessions:   make(map[int64]struct{}),
 		ours:       make(map[rebalance.Partition]int64),
 		unsure:     make(map[rebalance.Partition]struct{}),
@@ -176,16 +177,16 @@ func New(cfg Config) *Claims {
 	}
 }
 
-// Desired is where the actor takes the claims wanted from, latest-wins:
-// the member actor sets it. Safe for concurrent use.
-func (c *Claims) Desired() *actor.Latest[Desired] { return c.in }
+// Want is where the actor takes the claims wanted from, latest-wins: the
+// member's loop sets it. Safe for concurrent use.
+func (c *Claims) Want() *actor.Latest[decision.Want] { return c.in }
 
 // Held is where the actor reports the claims it holds, latest-wins: the
-// member actor takes from it. Safe for concurrent use.
-func (c *Claims) Held() *actor.Latest[Held] { return c.out }
+// member's loop takes from it. Safe for concurrent use.
+func (c *Claims) Held() *actor.Latest[decision.Held] { return c.out }
 
 // Stuck is where the actor takes the reports of stuck claims to log
-// from: the member actor puts them. Safe for concurrent use.
+// from: the member's loop puts them. Safe for concurrent use.
 func (c *Claims) Stuck() *StuckBox { return c.box }
 
 // Run keeps the claims until ctx is cancelled, and returns nil then. The
@@ -300,9 +301,9 @@ func (c *Claims) work() error {
 	if err := c.rewatch(conn, ls); err != nil {
 		return err
 	}
-	want := make(map[rebalance.Partition]bool, len(c.desired.Want))
+	want := make(map[rebalance.Partition]bool, len(c.desired.Partitions))
 	if c.desired.SessionID == sid {
-		for _, p := range c.desired.Want {
+		for _, p := range c.desired.Partitions {
 			want[p] = true
 		}
 	}
@@ -331,7 +332,7 @@ func (c *Claims) work() error {
 			unvanish = append(unvanish, p)
 		}
 	}
-	for _, p := range c.desired.Want {
+	for _, p := range c.desired.Partitions {
 		_, held := c.ours[p]
 		_, vanished := c.vanished[p]
 		if want[p] && !held && !vanished && !c.waiting[p] {
@@ -550,20 +551,20 @@ func (c *Claims) report(sid int64) {
 	for i, p := range list {
 		tokens[i] = c.ours[p]
 	}
-	blocked := make([]Blocked, 0, len(c.holders))
+	blocked := make([]decision.Blocked, 0, len(c.holders))
 	for p, s := range c.holders {
-		blocked = append(blocked, Blocked{Partition: p, Session: s})
+		blocked = append(blocked, decision.Blocked{Partition: p, Session: s})
 	}
 	var vanished []rebalance.Partition
 	if len(c.vanished) > 0 {
 		vanished = slices.Collect(maps.Keys(c.vanished))
 		rebalance.Sort(vanished)
 	}
-	c.out.Set(Held{
+	c.out.Set(decision.Held{
 		SessionID:  sid,
 		Reconnects: c.loop.State().Reconnects,
 		Seq:        c.desired.Seq,
-		Held:       list,
+		Partitions: list,
 		Tokens:     tokens,
 		Vanished:   vanished,
 		Blocked:    blocked,

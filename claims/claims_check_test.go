@@ -11,6 +11,7 @@ import (
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
@@ -39,8 +40,8 @@ func TestClaimsDeletedClaimVanishes(t *testing.T) {
 		t.Fatal(err)
 	}
 	deleted := time.Now()
-	a.waitHeld("with t:0 vanished", func(h claims.Held) bool {
-		return slices.Equal(h.Held, ts[1:]) && slices.Equal(h.Vanished, ts[:1])
+	a.waitHeld("with t:0 vanished", func(h decision.Held) bool {
+		return slices.Equal(h.Partitions, ts[1:]) && slices.Equal(h.Vanished, ts[:1])
 	})
 	took := time.Since(deleted)
 	t.Logf("claim found vanished %v after it was deleted (session timeout %v)", took.Round(time.Millisecond), a.st.Timeout)
@@ -52,11 +53,11 @@ func TestClaimsDeletedClaimVanishes(t *testing.T) {
 		t.Errorf("t:1's token changed from %d to %d; its claim was not touched", tokenOf(before, ts[1]), tokenOf(a.last, ts[1]))
 	}
 
-	// Still wanted: not created again. Each Desired is answered without
+	// Still wanted: not created again. Each Want is answered without
 	// it (a Held answering it proves the attempt looked).
 	d = a.want(ts...)
-	a.waitHeld("answering a Desired with t:0 still vanished", func(h claims.Held) bool {
-		return h.Seq == d.Seq && slices.Equal(h.Held, ts[1:]) && slices.Equal(h.Vanished, ts[:1])
+	a.waitHeld("answering a Want with t:0 still vanished", func(h decision.Held) bool {
+		return h.Seq == d.Seq && slices.Equal(h.Partitions, ts[1:]) && slices.Equal(h.Vanished, ts[:1])
 	})
 	if ok, _, _ := obs.Conn.Exists(claimPath(ts[0])); ok {
 		t.Errorf("the vanished claim on t:0 was created again while wanted")
@@ -64,8 +65,8 @@ func TestClaimsDeletedClaimVanishes(t *testing.T) {
 
 	// No longer wanted: its record is released.
 	d = a.want(ts[1:]...)
-	a.waitHeld("with t:0 given up", func(h claims.Held) bool {
-		return h.Seq == d.Seq && slices.Equal(h.Held, ts[1:]) && len(h.Vanished) == 0
+	a.waitHeld("with t:0 given up", func(h decision.Held) bool {
+		return h.Seq == d.Seq && slices.Equal(h.Partitions, ts[1:]) && len(h.Vanished) == 0
 	})
 	zktest.WaitGone(t, obs.Conn, holdPath(ts[0]), claimWait)
 
@@ -100,8 +101,8 @@ func TestClaimsDeletedClaimTakenByAnother(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	a.waitHeld("with t:0 dropped and vanished", func(h claims.Held) bool {
-		return h.Seq == d.Seq && slices.Equal(h.Held, ts[1:]) && slices.Equal(h.Vanished, ts[:1])
+	a.waitHeld("with t:0 dropped and vanished", func(h decision.Held) bool {
+		return h.Seq == d.Seq && slices.Equal(h.Partitions, ts[1:]) && slices.Equal(h.Vanished, ts[:1])
 	})
 	t.Logf("claim taken by another session dropped after %v", time.Since(start).Round(time.Millisecond))
 	checkClaim(t, obs.Conn, ts[0], obs.SessionID, "other")
@@ -131,8 +132,8 @@ func TestClaimsCheckReadsClaimsOnlyAfterAChange(t *testing.T) {
 		t.Errorf("the first check sent %d requests, want %d: the owners node, then each claim", n, 1+len(ts))
 	}
 	for range 2 {
-		if h, n := check(); n != 1 || !slices.Equal(h.Held, ts) {
-			t.Errorf("a check with nothing changed sent %d requests and reported %v, want 1 and every claim", n, h.Held)
+		if h, n := check(); n != 1 || !slices.Equal(h.Partitions, ts) {
+			t.Errorf("a check with nothing changed sent %d requests and reported %v, want 1 and every claim", n, h.Partitions)
 		}
 	}
 	if err := obs.Conn.Delete(claimPath(ts[1]), -1); err != nil {
@@ -142,7 +143,7 @@ func TestClaimsCheckReadsClaimsOnlyAfterAChange(t *testing.T) {
 	if want := 1 + int64(len(ts)) + 1; n != want {
 		t.Errorf("the check after a deletion sent %d requests, want %d: the owners node, each claim, the hold record of the one gone", n, want)
 	}
-	if kept := []rebalance.Partition{ts[0], ts[2]}; !slices.Equal(h.Held, kept) || !slices.Equal(h.Vanished, ts[1:2]) || tokenOf(h, ts[0]) != tokenOf(first, ts[0]) {
+	if kept := []rebalance.Partition{ts[0], ts[2]}; !slices.Equal(h.Partitions, kept) || !slices.Equal(h.Vanished, ts[1:2]) || tokenOf(h, ts[0]) != tokenOf(first, ts[0]) {
 		t.Errorf("Held %+v after t:1 was deleted, want %v held with their tokens and t:1 vanished (tokens were %v)", h, kept, first.Tokens)
 	}
 }
@@ -151,14 +152,14 @@ func TestClaimsCheckReadsClaimsOnlyAfterAChange(t *testing.T) {
 // clock, and returns it with check, which advances the clock to the next
 // check and returns the Held that attempt reports, and the requests it
 // sent.
-func startChecked(t *testing.T, servers []string) (*claimer, func() (claims.Held, int64)) {
+func startChecked(t *testing.T, servers []string) (*claimer, func() (decision.Held, int64)) {
 	t.Helper()
 	clock := actor.NewFakeClock(time.Now())
 	const every = time.Minute
 	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, func(cfg *claims.Config) {
 		cfg.Clock, cfg.CheckEvery = clock, every
 	})
-	check := func() (claims.Held, int64) {
+	check := func() (decision.Held, int64) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), claimWait)
 		defer cancel()

@@ -13,6 +13,7 @@ import (
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
@@ -91,8 +92,8 @@ func TestClaimsOneFailingClaimDoesNotHoldUpTheOthers(t *testing.T) {
 	a.waitHeld(holds(a.want(t0, t1), []rebalance.Partition{t0, t1}))
 	refused.Store(&t1)
 	d = a.want(t2)
-	a.waitHeld("with t:2 taken and t:0 given up, t:1 still held", func(h claims.Held) bool {
-		return h.Seq == d.Seq && slices.Equal(h.Held, []rebalance.Partition{t1, t2})
+	a.waitHeld("with t:2 taken and t:0 given up, t:1 still held", func(h decision.Held) bool {
+		return h.Seq == d.Seq && slices.Equal(h.Partitions, []rebalance.Partition{t1, t2})
 	})
 	zktest.WaitGone(t, obs.Conn, claimPath(t0), claimWait)
 	checkClaim(t, obs.Conn, t1, a.st.SessionID, "a")
@@ -123,8 +124,8 @@ func TestClaimsRetryDelayEndsOnReconnection(t *testing.T) {
 	fail.Store(true)
 	d := a.want(t0...)
 	st := actortest.ResumeAfterRetry(t, clock, 1, &fail, proxy.Reset, a.probe, &a.st)
-	a.waitHeld("in the new connection", func(h claims.Held) bool {
-		return h.SessionID == st.SessionID && h.Reconnects == st.Reconnects && h.Seq == d.Seq && slices.Equal(h.Held, t0)
+	a.waitHeld("in the new connection", func(h decision.Held) bool {
+		return h.SessionID == st.SessionID && h.Reconnects == st.Reconnects && h.Seq == d.Seq && slices.Equal(h.Partitions, t0)
 	})
 }
 
@@ -161,7 +162,7 @@ func TestClaimsReportStuckWhileAnotherClaimFails(t *testing.T) {
 	d := a.want(t0, t1, t2)
 	a.waitHeld(holds(d, []rebalance.Partition{t2}))
 	a.waitHeld(blockedBy(map[rebalance.Partition]int64{t0: other.SessionID}))
-	a.stuck.Put(claims.Stuck{Session: other.SessionID, Parts: []rebalance.Partition{t0}, HeldFor: time.Minute})
+	a.stuck.Put(decision.Stuck{Session: other.SessionID, Partitions: []rebalance.Partition{t0}, HeldFor: time.Minute})
 	wantStuckReport(t, logs) // past the failing claim's retries
 }
 
@@ -223,7 +224,7 @@ func TestClaimsReportStuckWhileTheCheckFails(t *testing.T) {
 	if r := logs.Next(t, claimWait); r.Attrs["holder"] != "" {
 		t.Fatalf("log %+v, want the failed check's retry first", r)
 	}
-	a.stuck.Put(claims.Stuck{Session: other.SessionID, Parts: []rebalance.Partition{t0}, HeldFor: time.Minute})
+	a.stuck.Put(decision.Stuck{Session: other.SessionID, Partitions: []rebalance.Partition{t0}, HeldFor: time.Minute})
 	wantStuckReport(t, logs) // past the failing check's retries
 }
 

@@ -109,7 +109,7 @@ func TestClaimsCheckProvenReadsNoClaim(t *testing.T) {
 	if want := 1 + int64(len(ts)) + 1; n != want {
 		t.Errorf("the check after a deletion sent %d requests, want %d: the owners node, each claim, the hold record of the one gone", n, want)
 	}
-	if !slices.Equal(h.Vanished, []rebalance.Partition{lost}) || len(h.Held) != len(ts)-1 || tokenOf(h, ts[0]) != tokenOf(first, ts[0]) {
+	if !slices.Equal(h.Vanished, []rebalance.Partition{lost}) || len(h.Partitions) != len(ts)-1 || tokenOf(h, ts[0]) != tokenOf(first, ts[0]) {
 		t.Errorf("%s not reported vanished, the others held, after it was deleted", lost)
 	}
 	if _, n := check(); n != 1 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
@@ -31,11 +32,11 @@ import (
 // of the group holding claims under its owners. The log names the holder
 // and, from its member node, its strategy and version: an error when the
 // strategy differs from this member's, a warning otherwise.
-func (c *Claims) logStuck(s Stuck) {
-	if len(s.Parts) == 0 {
+func (c *Claims) logStuck(s decision.Stuck) {
+	if len(s.Partitions) == 0 {
 		return
 	}
-	ps := s.Parts
+	ps := s.Partitions
 	conn := c.loop.State().Conn
 	attrs := []any{
 		"claims", len(ps),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
@@ -17,12 +18,12 @@ import (
 )
 
 // When claims get stuck is the member core's decision (see
-// member.Core); the claims actor names the holders in Held and, asked,
+// decision.Core); the claims actor names the holders in Held and, asked,
 // looks them up and logs them.
 
 // blockedBy is the condition "Held names exactly these holders".
-func blockedBy(want map[rebalance.Partition]int64) (string, func(claims.Held) bool) {
-	return "naming the holders", func(h claims.Held) bool {
+func blockedBy(want map[rebalance.Partition]int64) (string, func(decision.Held) bool) {
+	return "naming the holders", func(h decision.Held) bool {
 		if len(h.Blocked) != len(want) {
 			return false
 		}
@@ -77,8 +78,8 @@ func TestClaimsReportClaimsHeldTooLong(t *testing.T) {
 	}
 
 	a.stuck.Put(
-		claims.Stuck{Session: other.SessionID, Parts: ts[:1], HeldFor: time.Minute},
-		claims.Stuck{Session: ghost.SessionID, Parts: ts[2:3], HeldFor: time.Minute})
+		decision.Stuck{Session: other.SessionID, Partitions: ts[:1], HeldFor: time.Minute},
+		decision.Stuck{Session: ghost.SessionID, Partitions: ts[2:3], HeldFor: time.Minute})
 	byHolder := map[string]actortest.Record{}
 	for range 2 {
 		r := logs.Next(t, claimWait)
@@ -113,7 +114,7 @@ func TestClaimsStuckHolderWithForeignData(t *testing.T) {
 	logs := actortest.NewLogs()
 	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, func(cfg *claims.Config) { cfg.Logger = slog.New(logs) })
 	a.waitHeld(holds(a.want(t0...), nil))
-	a.stuck.Put(claims.Stuck{Session: ghost.SessionID, Parts: t0, HeldFor: time.Minute})
+	a.stuck.Put(decision.Stuck{Session: ghost.SessionID, Partitions: t0, HeldFor: time.Minute})
 	r := logs.Next(t, claimWait)
 	holder := r.Attrs["holder"]
 	if !strings.HasPrefix(holder, "not a member name") || len(holder) > 120 {

@@ -16,6 +16,7 @@ import (
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
@@ -24,7 +25,7 @@ import (
 )
 
 // The claims actor against a real ZooKeeper: each claimer is a session and
-// a Claims actor in one actor.Group, fed Desired snapshots by the test.
+// a Claims actor in one actor.Group, fed Want snapshots by the test.
 
 // claimWait bounds every wait for the actors; generous for a loaded machine.
 const claimWait = 10 * time.Second
@@ -37,10 +38,10 @@ type claimer struct {
 	name     string
 	probe    *actor.Latest[zksession.State]
 	st       zksession.State // the latest state taken from probe
-	desired  *actor.Latest[claims.Desired]
-	held     *actor.Latest[claims.Held]
+	desired  *actor.Latest[decision.Want]
+	held     *actor.Latest[decision.Held]
 	stuck    *claims.StuckBox
-	last     claims.Held // the latest Held taken
+	last     decision.Held // the latest Held taken
 	seq      uint64
 	requests atomic.Int64 // reads and writes sent by the claims actor
 	stop     func()       // cancels the group and waits for it; later calls do nothing
@@ -71,7 +72,7 @@ func startClaimerWith(t *testing.T, servers []string, name string, timeout time.
 			configure(&cfg)
 		}
 		ca := claims.New(cfg)
-		c.desired, c.held, c.stuck = ca.Desired(), ca.Held(), ca.Stuck()
+		c.desired, c.held, c.stuck = ca.Want(), ca.Held(), ca.Stuck()
 		return ca
 	})
 	c.probe, c.stop = probe, run.Stop
@@ -104,28 +105,28 @@ func (c *claimer) waitSession(what string, ok func(zksession.State) bool) zksess
 	return actortest.Await(c.t, c.probe, &c.st, claimWait, c.name+": "+what+" session", ok)
 }
 
-// want sends a Desired for the current session, as the rebalance actor
+// want sends a Want for the current session, as the rebalance actor
 // would.
-func (c *claimer) want(ps ...rebalance.Partition) claims.Desired {
+func (c *claimer) want(ps ...rebalance.Partition) decision.Want {
 	c.seq++
 	ps = slices.Clone(ps)
 	rebalance.Sort(ps)
-	d := claims.Desired{SessionID: c.st.SessionID, Reconnects: c.st.Reconnects, Seq: c.seq, Want: ps}
+	d := decision.Want{SessionID: c.st.SessionID, Reconnects: c.st.Reconnects, Seq: c.seq, Partitions: ps}
 	c.desired.Set(d)
 	return d
 }
 
 // waitHeld waits until a reported Held satisfies ok.
-func (c *claimer) waitHeld(what string, ok func(claims.Held) bool) claims.Held {
+func (c *claimer) waitHeld(what string, ok func(decision.Held) bool) decision.Held {
 	c.t.Helper()
 	return actortest.Await(c.t, c.held, &c.last, claimWait, c.name+": Held "+what, ok)
 }
 
 // holds is the condition "Held answers d, in d's session, with exactly
 // held".
-func holds(d claims.Desired, held []rebalance.Partition) (string, func(claims.Held) bool) {
-	return fmt.Sprintf("of %v for seq %d", held, d.Seq), func(h claims.Held) bool {
-		return h.Seq == d.Seq && h.SessionID == d.SessionID && slices.Equal(h.Held, held)
+func holds(d decision.Want, held []rebalance.Partition) (string, func(decision.Held) bool) {
+	return fmt.Sprintf("of %v for seq %d", held, d.Seq), func(h decision.Held) bool {
+		return h.Seq == d.Seq && h.SessionID == d.SessionID && slices.Equal(h.Partitions, held)
 	}
 }
 
@@ -251,16 +252,16 @@ func TestClaimsOneHoldsOtherWaitsThenTakesOver(t *testing.T) {
 	t0 := actortest.Parts("t", 0)
 
 	da, db := a.want(t0...), b.want(t0...)
-	answered := func(d claims.Desired) func(claims.Held) bool {
-		return func(h claims.Held) bool { return h.Seq == d.Seq && h.SessionID == d.SessionID }
+	answered := func(d decision.Want) func(decision.Held) bool {
+		return func(h decision.Held) bool { return h.Seq == d.Seq && h.SessionID == d.SessionID }
 	}
-	ha := a.waitHeld("answering the first Desired", answered(da))
-	hb := b.waitHeld("answering the first Desired", answered(db))
+	ha := a.waitHeld("answering the first Want", answered(da))
+	hb := b.waitHeld("answering the first Want", answered(db))
 	holder, waiter, dh, dw := a, b, da, db
-	if len(hb.Held) > 0 {
+	if len(hb.Partitions) > 0 {
 		holder, waiter, dh, dw = b, a, db, da
 	}
-	if len(ha.Held)+len(hb.Held) != 1 {
+	if len(ha.Partitions)+len(hb.Partitions) != 1 {
 		t.Fatalf("Held a %+v, b %+v; want exactly one to hold t:0", ha, hb)
 	}
 	if what, ok := holds(dh, t0); !ok(holder.last) {
@@ -289,7 +290,7 @@ func TestClaimsOneHoldsOtherWaitsThenTakesOver(t *testing.T) {
 	}
 }
 
-// A watch outlives a Desired that dropped its partition, so that wanting
+// A watch outlives a Want that dropped its partition, so that wanting
 // it again sends no request, and the claim is taken once its holder lets
 // it go.
 func TestClaimsWatchOutlivesUnwantedClaim(t *testing.T) {
@@ -378,8 +379,8 @@ func TestClaimsVerifiedAfterReconnect(t *testing.T) {
 	}
 	// The claim found missing has vanished: its hold record stands, and
 	// it is not created again while wanted.
-	h := a.waitHeld("in the reconnected session", func(h claims.Held) bool {
-		return h.SessionID == sid && h.Reconnects == st.Reconnects && h.Seq == d.Seq && slices.Equal(h.Held, want[:1]) && slices.Equal(h.Vanished, want[1:])
+	h := a.waitHeld("in the reconnected session", func(h decision.Held) bool {
+		return h.SessionID == sid && h.Reconnects == st.Reconnects && h.Seq == d.Seq && slices.Equal(h.Partitions, want[:1]) && slices.Equal(h.Vanished, want[1:])
 	})
 	if again := checkClaim(t, obs.Conn, want[0], sid, "a"); again.Czxid != kept.Czxid {
 		t.Errorf("claim %s was re-created (czxid %d, was %d); want it verified and kept", want[0], again.Czxid, kept.Czxid)
@@ -411,9 +412,9 @@ func TestClaimsRecreatedAfterExpiry(t *testing.T) {
 	st := a.waitSession("up in a new session", func(st zksession.State) bool {
 		return st.Status == session.Up && st.SessionID != old
 	})
-	// The Desired still names the old session: nothing is claimed for it.
-	a.waitHeld("empty in the new session", func(h claims.Held) bool {
-		return h.SessionID == st.SessionID && len(h.Held) == 0
+	// The Want still names the old session: nothing is claimed for it.
+	a.waitHeld("empty in the new session", func(h decision.Held) bool {
+		return h.SessionID == st.SessionID && len(h.Partitions) == 0
 	})
 	a.waitHeld(holds(a.want(t0...), t0))
 	checkClaim(t, obs.Conn, t0[0], st.SessionID, "a")
@@ -424,10 +425,10 @@ func TestClaimsIgnoreDesiredOfAnotherSession(t *testing.T) {
 	srv := zktest.Standalone(t, zktest.Options{})
 	obs := actortest.Observe(t, []string{srv.Addr()}, claimWait)
 	a := startClaimer(t, []string{srv.Addr()}, "a", 4*time.Second)
-	d := claims.Desired{SessionID: a.st.SessionID + 1, Reconnects: a.st.Reconnects, Seq: 1, Want: actortest.Parts("t", 0)}
+	d := decision.Want{SessionID: a.st.SessionID + 1, Reconnects: a.st.Reconnects, Seq: 1, Partitions: actortest.Parts("t", 0)}
 	a.desired.Set(d)
-	a.waitHeld("answering a Desired of another session", func(h claims.Held) bool { return h.Seq == d.Seq })
-	if a.last.SessionID != a.st.SessionID || len(a.last.Held) != 0 {
+	a.waitHeld("answering a Want of another session", func(h decision.Held) bool { return h.Seq == d.Seq })
+	if a.last.SessionID != a.st.SessionID || len(a.last.Partitions) != 0 {
 		t.Errorf("Held %+v; want nothing held in session %#x", a.last, a.st.SessionID)
 	}
 	_, _, err := obs.Conn.Get(claimPath(actortest.Parts("t", 0)[0]))
@@ -460,8 +461,8 @@ func TestClaimsReleasedAfterLostSessionResumes(t *testing.T) {
 	if st.SessionID != sid {
 		t.Fatalf("the server expired session %#x before it could resume (now %#x): the reconnection was too slow for this test", sid, st.SessionID)
 	}
-	a.waitHeld("in the resumed session", func(h claims.Held) bool {
-		return h.SessionID == sid && h.Reconnects == st.Reconnects && h.Seq == d.Seq && slices.Equal(h.Held, actortest.Parts("t", 0))
+	a.waitHeld("in the resumed session", func(h decision.Held) bool {
+		return h.SessionID == sid && h.Reconnects == st.Reconnects && h.Seq == d.Seq && slices.Equal(h.Partitions, actortest.Parts("t", 0))
 	})
 	checkClaim(t, obs.Conn, actortest.Parts("t", 0)[0], sid, "a")
 	// The claim on t:1 survived in the resumed session and is no longer
@@ -683,7 +684,7 @@ func TestClaimsHeldReportedBeforeTheLooks(t *testing.T) {
 	unblock()
 	waitWatched(t, srv.Addr(), b.st.SessionID, len(taken))
 	a.waitHeld(holds(a.want(), nil))
-	b.waitHeld(holds(db, db.Want))
+	b.waitHeld(holds(db, db.Partitions))
 }
 
 // A member taking over more claims than groupLooksAbove looks at one

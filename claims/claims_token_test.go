@@ -5,16 +5,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // tokenOf returns p's token in h; 0 if h does not hold it.
-func tokenOf(h claims.Held, p rebalance.Partition) int64 {
-	if i := slices.Index(h.Held, p); i >= 0 && i < len(h.Tokens) {
+func tokenOf(h decision.Held, p rebalance.Partition) int64 {
+	if i := slices.Index(h.Partitions, p); i >= 0 && i < len(h.Tokens) {
 		return h.Tokens[i]
 	}
 	return 0
@@ -22,7 +22,7 @@ func tokenOf(h claims.Held, p rebalance.Partition) int64 {
 
 // wantNodeTokens checks that h's token of each of ps is its claim node's
 // creation zxid.
-func wantNodeTokens(t *testing.T, conn zksession.Conn, h claims.Held, owner int64, data string, ps ...rebalance.Partition) {
+func wantNodeTokens(t *testing.T, conn zksession.Conn, h decision.Held, owner int64, data string, ps ...rebalance.Partition) {
 	t.Helper()
 	for _, p := range ps {
 		stat := checkClaim(t, conn, p, owner, data)

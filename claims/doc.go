@@ -3,13 +3,13 @@
 // Its [Claims] actor holds this member's ownership claims, the ephemeral
 // nodes <root>/groups/<group>/owners/<topic>:<id>, with their hold records,
 // the persistent nodes <root>/groups/<group>/holds/<topic>:<id> that name
-// the holding session, in line with the latest [Desired] set the member
-// actor wants, and reports what it holds as [Held]. A partition moves
+// the holding session, in line with the latest [decision.Want] set the member
+// actor wants, and reports what it holds as [decision.Held]. A partition moves
 // between members only through these: the new owner takes one only once
 // the old owner has released it (deleted its claim and record together),
 // or the old owner's session has ended, so no partition has two owners,
 // even if someone deletes a claim. A claim of this member deleted from
-// outside is reported as [Held.Vanished], for the member to revoke. Like
+// outside is reported as [decision.Held.Vanished], for the member to revoke. Like
 // the membership and partitions actors, it is driven by the session state
 // and retries failed ZooKeeper work until it succeeds.
 //

@@ -29,7 +29,7 @@ import (
 //     fails if either exists.
 //   - A release is one multi-operation: delete the claim and the record.
 //   - A take that finds the claim free but a record standing reads the
-//     record. One of this session means the claim vanished ([Held.Vanished]);
+//     record. One of this session means the claim vanished ([decision.Held.Vanished]);
 //     one of an earlier session of this actor is replaced. Otherwise the
 //     holder's member node tells whether its session lives: ZooKeeper
 //     deletes every ephemeral node of a session in one transaction when it

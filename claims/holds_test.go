@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
@@ -85,7 +86,7 @@ func TestClaimsNoTakeOverWithoutReleaseOrEnd(t *testing.T) {
 				if h, ok := b.held.Take(); ok {
 					b.last = h
 				}
-				if slices.Contains(b.last.Held, t0[0]) {
+				if slices.Contains(b.last.Partitions, t0[0]) {
 					t.Fatalf("%s: b holds t:0: %+v", when, b.last)
 				}
 			}
@@ -93,8 +94,8 @@ func TestClaimsNoTakeOverWithoutReleaseOrEnd(t *testing.T) {
 			checkHold(t, obs.Conn, t0[0], a.st.SessionID, "a")
 			// a's periodic check (every session timeout) finds its claim
 			// gone: t:0 has vanished, and still nobody has it.
-			a.waitHeld("with t:0 vanished", func(h claims.Held) bool {
-				return len(h.Held) == 0 && slices.Equal(h.Vanished, t0)
+			a.waitHeld("with t:0 vanished", func(h decision.Held) bool {
+				return len(h.Partitions) == 0 && slices.Equal(h.Vanished, t0)
 			})
 			notTaken("a reports t:0 vanished")
 
@@ -102,8 +103,8 @@ func TestClaimsNoTakeOverWithoutReleaseOrEnd(t *testing.T) {
 			switch end {
 			case "released":
 				da := a.want()
-				a.waitHeld("with t:0 released", func(h claims.Held) bool {
-					return h.Seq == da.Seq && len(h.Held) == 0 && len(h.Vanished) == 0
+				a.waitHeld("with t:0 released", func(h decision.Held) bool {
+					return h.Seq == da.Seq && len(h.Partitions) == 0 && len(h.Vanished) == 0
 				})
 			case "closed":
 				a.stop()
@@ -355,8 +356,8 @@ func TestClaimsHolderNodeChangeKeepsWaiting(t *testing.T) {
 	if h, ok := b.held.Take(); ok {
 		b.last = h
 	}
-	if len(b.last.Held) != 0 {
-		t.Errorf("b holds %v after the holder's node changed", b.last.Held)
+	if len(b.last.Partitions) != 0 {
+		t.Errorf("b holds %v after the holder's node changed", b.last.Partitions)
 	}
 	// The end of a's session is still noticed.
 	a.stop()

@@ -7,7 +7,7 @@ import (
 
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/actor"
-	"github.com/zkalloc/zkalloc/claims"
+	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/internal/seam"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
@@ -30,8 +30,8 @@ type Member struct {
 	name    string
 	act     seam.Member
 	sess    *actor.Latest[session.State]
-	desired *actor.Latest[claims.Desired]
-	held    *actor.Latest[claims.Held]
+	desired *actor.Latest[decision.Want]
+	held    *actor.Latest[decision.Held]
 	views   chan membership.View
 	parts   chan partitions.View
 	ctx     context.Context // the member's goroutines run until it ends
@@ -54,8 +54,8 @@ func newMember(g *Group, name string) *Member {
 		g:       g,
 		name:    name,
 		sess:    actor.NewLatest[session.State](),
-		desired: actor.NewLatest[claims.Desired](),
-		held:    actor.NewLatest[claims.Held](),
+		desired: actor.NewLatest[decision.Want](),
+		held:    actor.NewLatest[decision.Held](),
 		views:   make(chan membership.View),
 		parts:   make(chan partitions.View),
 		done:    make(chan struct{}),
@@ -404,18 +404,18 @@ func (m *Member) feed(ctx context.Context) error {
 // others, and reports what it holds.
 func (m *Member) claim(ctx context.Context) error {
 	g := m.g
-	var d claims.Desired
+	var d decision.Want
 	var have bool
-	var last claims.Held
+	var last decision.Held
 	var reported bool
 	for {
 		g.mu.Lock()
 		ch := g.changed
 		if st := m.st; have && st.Status == session.Up {
 			sid := st.SessionID
-			want := make(map[zkalloc.Partition]bool, len(d.Want))
+			want := make(map[zkalloc.Partition]bool, len(d.Partitions))
 			if d.SessionID == sid {
-				for _, p := range d.Want {
+				for _, p := range d.Partitions {
 					want[p] = true
 				}
 			}
@@ -426,7 +426,7 @@ func (m *Member) claim(ctx context.Context) error {
 					changed = true
 				}
 			}
-			for _, p := range d.Want {
+			for _, p := range d.Partitions {
 				if _, taken := g.owners[p]; want[p] && !taken {
 					g.owners[p] = claim{session: sid, czxid: g.tick()}
 					changed = true
@@ -443,9 +443,9 @@ func (m *Member) claim(ctx context.Context) error {
 			for i, p := range held {
 				tokens[i] = g.owners[p].czxid
 			}
-			h := claims.Held{SessionID: sid, Reconnects: st.Reconnects, Seq: d.Seq, Held: held, Tokens: tokens}
+			h := decision.Held{SessionID: sid, Reconnects: st.Reconnects, Seq: d.Seq, Partitions: held, Tokens: tokens}
 			if !reported || h.SessionID != last.SessionID || h.Reconnects != last.Reconnects || h.Seq != last.Seq ||
-				!slices.Equal(h.Held, last.Held) || !slices.Equal(h.Tokens, last.Tokens) {
+				!slices.Equal(h.Partitions, last.Partitions) || !slices.Equal(h.Tokens, last.Tokens) {
 				m.held.Set(h)
 				last, reported = h, true
 			}

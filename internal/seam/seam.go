@@ -15,11 +15,10 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc/actor"
-	"github.com/zkalloc/zkalloc/claims"
+	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
-	"github.com/zkalloc/zkalloc/rebalance/member"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -36,8 +35,8 @@ type MemberConfig struct {
 	Members    <-chan membership.View
 	Partitions <-chan partitions.View
 	// Want goes to the claims actor; Held comes from it.
-	Want *actor.Latest[claims.Desired]
-	Held *actor.Latest[claims.Held]
+	Want *actor.Latest[decision.Want]
+	Held *actor.Latest[decision.Held]
 
 	Logger *slog.Logger
 
@@ -45,8 +44,8 @@ type MemberConfig struct {
 	// Update it publishes, of each its consumer receives (acked says
 	// whether it was acked already, taken from Current), and of the ack
 	// of the newest one received. They must not block.
-	Published func(member.Update)
-	Received  func(u member.Update, acked bool)
+	Published func(decision.Update)
+	Received  func(u decision.Update, acked bool)
 	Acked     func()
 }
 
@@ -57,8 +56,8 @@ type Member interface {
 	Run(ctx context.Context) error
 	// Updates, Current and Ready are the Allocator's Updates and
 	// Current, and a channel closed once the first Update is published.
-	Updates() <-chan member.Update
-	Current() (member.Update, bool)
+	Updates() <-chan decision.Update
+	Current() (decision.Update, bool)
 	Ready() <-chan struct{}
 }
 

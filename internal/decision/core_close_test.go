@@ -1,4 +1,4 @@
-package member
+package decision
 
 import (
 	"fmt"
@@ -188,7 +188,7 @@ func TestCoreCloseEndsWhenTheSessionEnds(t *testing.T) {
 			if h.c.Drained() {
 				t.Fatal("drained while suspended: the session, and its claims, may still be alive")
 			}
-			h.c.Session(tt.st)
+			h.c.SessionChanged(tt.st)
 			h.drain()
 			if !h.c.Drained() {
 				t.Fatalf("not drained once the session is %s", tt.name)
@@ -255,9 +255,9 @@ func TestCoreCloseWithoutASessionIsDrained(t *testing.T) {
 func TestCoreLogsAStalledStrategy(t *testing.T) {
 	t.Parallel()
 	c := NewCore(Config{Member: "a", Strategy: "slow", ReleaseTimeout: time.Minute}, t0)
-	c.Session(session.State{Status: session.Up, SessionID: 1, Reconnects: 1})
-	c.Members(view(1, 1, 2, "a"))
-	c.Parts(parts(1, 1, 3, 0))
+	c.SessionChanged(session.State{Status: session.Up, SessionID: 1, Reconnects: 1})
+	c.MembersRead(view(1, 1, 2, "a"))
+	c.PartitionsRead(parts(1, 1, 3, 0))
 	r := c.Ready()
 	if r.Compute == nil || !r.Wake.Equal(t0.Add(StrategyStall)) {
 		t.Fatalf("Ready %+v, want a job and a wake-up when it is late", r)
@@ -268,7 +268,7 @@ func TestCoreLogsAStalledStrategy(t *testing.T) {
 		t.Fatalf("Ready %+v once the strategy is late, want it logged once and nothing more due", r)
 	}
 	// Revocations go on meanwhile.
-	c.Session(session.State{Status: session.Lost, SessionID: 1, Reconnects: 1})
+	c.SessionChanged(session.State{Status: session.Lost, SessionID: 1, Reconnects: 1})
 	c.Tick(t0.Add(time.Hour))
 	if r := c.Ready(); len(r.Logs) != 0 {
 		t.Fatalf("logged again: %v", r.Logs)

@@ -1,4 +1,4 @@
-package member
+package decision
 
 import (
 	"testing"
@@ -23,7 +23,7 @@ func TestCoreCountsHandoffs(t *testing.T) {
 	}
 	h.ack(u)
 	d := h.nextDesired()
-	h.grant(d, d.Want...) // the claims on t:1 and t:3 are given up
+	h.grant(d, d.Partitions...) // the claims on t:1 and t:3 are given up
 	if got := h.c.Counters(); got.HandoffsStarted != 2 || got.HandoffsDone != 2 || got.ReleaseTimeouts != 0 {
 		t.Errorf("after the release: %+v, want 2 started, 2 done, no timeout", got)
 	}
@@ -38,10 +38,10 @@ func TestCoreCountsReleaseTimeouts(t *testing.T) {
 	h.next() // never acked
 	h.advance(rt)
 	d := h.nextDesired()
-	if !eq(d.Want, actortest.Parts("t", 0)) {
-		t.Fatalf("Desired after the timeout = %v", d.Want)
+	if !eq(d.Partitions, actortest.Parts("t", 0)) {
+		t.Fatalf("Want after the timeout = %v", d.Partitions)
 	}
-	h.grant(d, d.Want...)
+	h.grant(d, d.Partitions...)
 	if got := h.c.Counters(); got != (Counters{HandoffsStarted: 1, HandoffsDone: 1, ReleaseTimeouts: 1}) {
 		t.Errorf("counters %+v, want one hand-off started and done, by a release timeout", got)
 	}

@@ -1,11 +1,10 @@
-package member
+package decision
 
 import (
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
@@ -16,7 +15,7 @@ import (
 // core drives a Core synchronously, as the actor would, with nothing in
 // between: every event is taken when it is sent, and what the core asks
 // for is seen at once. It runs the strategy when asked, and with
-// grantAll answers every Desired with all its claims held.
+// grantAll answers every Want with all its claims held.
 type core struct {
 	t        *testing.T
 	c        *Core
@@ -24,17 +23,17 @@ type core struct {
 	member   string
 	grantAll bool
 	now      time.Time
-	pub      *Update         // published and not delivered, the newest
-	desired  *claims.Desired // wanted and not taken by the test, the newest
+	pub      *Update // published and not delivered, the newest
+	desired  *Want   // wanted and not taken by the test, the newest
 	wake     time.Time
 	logs     []Log
 	expire   []membership.Seat // the newest seat expiry asked for, not taken by the test
-	stuck    []claims.Stuck    // reports asked for and not taken by the test
+	stuck    []Stuck           // reports asked for and not taken by the test
 }
 
 type coreOptions struct {
 	settle, releaseTimeout, grace time.Duration
-	manualClaims                  bool // the test answers Desired itself
+	manualClaims                  bool // the test answers Want itself
 	departureDelay                time.Duration
 }
 
@@ -44,7 +43,7 @@ func newCore(t *testing.T, member string, s rebalance.Strategy, opts coreOptions
 	if opts.releaseTimeout == 0 {
 		opts.releaseTimeout = time.Minute
 	}
-	cfg := Config{Member: member, Strategy: s.Name(), Settle: opts.settle, ReleaseTimeout: opts.releaseTimeout, Grace: opts.grace, DepartureDelay: opts.departureDelay}
+	cfg := Config{Member: member, Strategy: s.Name(), Settle: opts.settle, ReleaseTimeout: opts.releaseTimeout, DisconnectGrace: opts.grace, DepartureDelay: opts.departureDelay}
 	return &core{t: t, c: NewCore(cfg, t0), strategy: s, member: member, grantAll: !opts.manualClaims, now: t0}
 }
 
@@ -63,15 +62,15 @@ func (h *core) drain() {
 			h.pub = r.Publish
 		}
 		again := false
-		if r.Desired != nil {
-			h.desired = r.Desired
+		if r.Want != nil {
+			h.desired = r.Want
 			if h.grantAll {
-				h.c.Held(claims.Held{SessionID: r.Desired.SessionID, Reconnects: r.Desired.Reconnects, Seq: r.Desired.Seq, Held: r.Desired.Want})
+				h.c.ClaimsHeld(Held{SessionID: r.Want.SessionID, Reconnects: r.Want.Reconnects, Seq: r.Want.Seq, Partitions: r.Want.Partitions})
 				again = true
 			}
 		}
 		if r.Compute != nil {
-			result, err := rebalance.Compute(h.strategy, r.Compute.Members, r.Compute.Parts)
+			result, err := rebalance.Compute(h.strategy, r.Compute.Members, r.Compute.Partitions)
 			h.c.Computed(*r.Compute, result[h.member], err)
 			again = true
 		}
@@ -82,30 +81,30 @@ func (h *core) drain() {
 }
 
 func (h *core) session(status session.Status, id int64, reconnects uint64) {
-	h.c.Session(session.State{Status: status, SessionID: id, Reconnects: reconnects})
+	h.c.SessionChanged(session.State{Status: status, SessionID: id, Reconnects: reconnects})
 	h.drain()
 }
 
 func (h *core) up(id int64, reconnects uint64) { h.session(session.Up, id, reconnects) }
 
 func (h *core) members(v membership.View) {
-	h.c.Members(v)
+	h.c.MembersRead(v)
 	h.drain()
 }
 
 func (h *core) parts(v partitions.View) {
-	h.c.Parts(v)
+	h.c.PartitionsRead(v)
 	h.drain()
 }
 
 // grant answers d with the given claims held.
-func (h *core) grant(d claims.Desired, held ...Partition) {
-	h.c.Held(claims.Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Held: held})
+func (h *core) grant(d Want, held ...rebalance.Partition) {
+	h.c.ClaimsHeld(Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Partitions: held})
 	h.drain()
 }
 
 func (h *core) ack(u Update) {
-	h.c.Ack(u.seq)
+	h.c.Acked(u.seq)
 	h.drain()
 }
 
@@ -148,11 +147,11 @@ func (h *core) none() {
 	}
 }
 
-// nextDesired takes the newest Desired.
-func (h *core) nextDesired() claims.Desired {
+// nextDesired takes the newest Want.
+func (h *core) nextDesired() Want {
 	h.t.Helper()
 	if h.desired == nil {
-		h.t.Fatal("no Desired")
+		h.t.Fatal("no Want")
 	}
 	d := *h.desired
 	h.desired = nil
@@ -163,7 +162,7 @@ func (h *core) nextDesired() claims.Desired {
 func (h *core) noDesired(why string) {
 	h.t.Helper()
 	if h.desired != nil {
-		h.t.Fatalf("Desired %v %s", h.desired.Want, why)
+		h.t.Fatalf("Want %v %s", h.desired.Partitions, why)
 	}
 }
 
@@ -179,7 +178,7 @@ func (h *core) settled(members []string, n int32) Update {
 	h.members(view(1, 1, 2, members...))
 	h.parts(parts(1, 1, 3, ids...))
 	d := h.nextDesired()
-	h.grant(d, d.Want...)
+	h.grant(d, d.Partitions...)
 	return h.next()
 }
 
@@ -193,7 +192,7 @@ func parts(sid int64, reconnects uint64, zxid int64, ids ...int32) partitions.Vi
 	return partitions.View{Partitions: actortest.Parts("t", ids...), Zxid: zxid, SessionID: sid, Reconnects: reconnects}
 }
 
-func eq(a, b []Partition) bool { return slices.Equal(a, b) }
+func eq(a, b []rebalance.Partition) bool { return slices.Equal(a, b) }
 
 // alone brings member "a", alone in its group, to its first assignment
 // of t's partitions ids in session 1, and delivers it.

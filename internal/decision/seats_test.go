@@ -1,4 +1,4 @@
-package member
+package decision
 
 import (
 	"slices"
@@ -26,7 +26,7 @@ func seatView(zxid int64, live []string, away map[string]int32, seated ...string
 }
 
 // share is member's share of t:0..8 over members by RoundRobin.
-func share(t *testing.T, member string, members ...string) []Partition {
+func share(t *testing.T, member string, members ...string) []rebalance.Partition {
 	t.Helper()
 	all := parts(1, 1, 3, 0, 1, 2, 3, 4, 5, 6, 7, 8).Partitions
 	out, err := rebalance.Compute(rebalance.RoundRobin, members, all)

@@ -1,21 +1,20 @@
-package member
+package decision
 
 import (
 	"testing"
 
-	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // holdTokens answers d with held, whose claims have the given tokens.
-func (h *core) holdTokens(d claims.Desired, held []Partition, tokens ...int64) {
-	h.c.Held(claims.Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Held: held, Tokens: tokens})
+func (h *core) holdTokens(d Want, held []rebalance.Partition, tokens ...int64) {
+	h.c.ClaimsHeld(Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Partitions: held, Tokens: tokens})
 	h.drain()
 }
 
 // wantTokens checks u's token of each partition: 0 for none.
-func wantTokens(t *testing.T, u Update, want map[Partition]int64) {
+func wantTokens(t *testing.T, u Update, want map[rebalance.Partition]int64) {
 	t.Helper()
 	for p, w := range want {
 		got, ok := u.Token(p)
@@ -38,7 +37,7 @@ func TestCoreTokens(t *testing.T) {
 	h.parts(parts(1, 1, 3, 0, 1))
 	d := h.nextDesired()
 	h.holdTokens(d, ts[:2], 10, 11)
-	wantTokens(t, h.next(), map[Partition]int64{t0: 10, t1: 11, t2: 0})
+	wantTokens(t, h.next(), map[rebalance.Partition]int64{t0: 10, t1: 11, t2: 0})
 
 	// b joins: t:1 is revoked, and has no token here any more; t:0 keeps
 	// its own.
@@ -47,7 +46,7 @@ func TestCoreTokens(t *testing.T) {
 	if !eq(u.Revoked, ts[1:2]) {
 		t.Fatalf("update %+v, want t:1 revoked", u)
 	}
-	wantTokens(t, u, map[Partition]int64{t0: 10, t1: 0})
+	wantTokens(t, u, map[rebalance.Partition]int64{t0: 10, t1: 0})
 	h.ack(u)
 	d = h.nextDesired()
 	h.holdTokens(d, ts[:1], 10)
@@ -61,7 +60,7 @@ func TestCoreTokens(t *testing.T) {
 	if !eq(u.Added, ts[1:2]) {
 		t.Fatalf("update %+v, want t:1 added", u)
 	}
-	wantTokens(t, u, map[Partition]int64{t0: 10, t1: 25})
+	wantTokens(t, u, map[rebalance.Partition]int64{t0: 10, t1: 25})
 
 	// t:0's claim is reported with a new token (a claim created again):
 	// the same assignment, published again with the new token.
@@ -70,7 +69,7 @@ func TestCoreTokens(t *testing.T) {
 	if len(u.Added) != 0 || len(u.Revoked) != 0 || !eq(u.Assigned, ts[:2]) {
 		t.Fatalf("update %+v, want the same assignment", u)
 	}
-	wantTokens(t, u, map[Partition]int64{t0: 30, t1: 25})
+	wantTokens(t, u, map[rebalance.Partition]int64{t0: 30, t1: 25})
 	if _, ok := (Update{}).Token(t0); ok {
 		t.Error("the zero Update has a token")
 	}
@@ -90,12 +89,12 @@ func TestCoreRevokesAClaimNoLongerHeld(t *testing.T) {
 	h.holdTokens(d, ts, 10, 11)
 	h.next()
 
-	h.c.Held(claims.Held{SessionID: 1, Reconnects: 1, Seq: d.Seq, Held: ts[1:], Tokens: []int64{11}, Blocked: []claims.Blocked{{Partition: ts[0], Session: 7}}})
+	h.c.ClaimsHeld(Held{SessionID: 1, Reconnects: 1, Seq: d.Seq, Partitions: ts[1:], Tokens: []int64{11}, Blocked: []Blocked{{Partition: ts[0], Session: 7}}})
 	h.drain()
 	u := h.next()
 	if !eq(u.Revoked, ts[:1]) || !eq(u.Assigned, ts[1:]) || !eq(u.Pending, ts[:1]) {
 		t.Fatalf("update %+v, want t:0 revoked and pending", u)
 	}
-	wantTokens(t, u, map[Partition]int64{ts[0]: 0, ts[1]: 11})
+	wantTokens(t, u, map[rebalance.Partition]int64{ts[0]: 0, ts[1]: 11})
 	h.noDesired("while t:0 is still targeted")
 }

@@ -1,8 +1,10 @@
-package member
+package decision
 
 import (
 	"testing"
 	"time"
+
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 func TestDebouncer(t *testing.T) {
@@ -46,14 +48,14 @@ func TestDebouncer(t *testing.T) {
 
 func TestDiff(t *testing.T) {
 	t.Parallel()
-	p := func(topic string, id int32) Partition { return Partition{Topic: topic, ID: id} }
-	prev := []Partition{p("a", 1), p("a", 2), p("b", 10)}
-	next := []Partition{p("a", 2), p("a", 10), p("c", 0)}
+	p := func(topic string, id int32) rebalance.Partition { return rebalance.Partition{Topic: topic, ID: id} }
+	prev := []rebalance.Partition{p("a", 1), p("a", 2), p("b", 10)}
+	next := []rebalance.Partition{p("a", 2), p("a", 10), p("c", 0)}
 	added, removed := diff(prev, next)
-	if want := []Partition{p("a", 10), p("c", 0)}; !equal(added, want) {
+	if want := []rebalance.Partition{p("a", 10), p("c", 0)}; !equal(added, want) {
 		t.Errorf("added = %v, want %v", added, want)
 	}
-	if want := []Partition{p("a", 1), p("b", 10)}; !equal(removed, want) {
+	if want := []rebalance.Partition{p("a", 1), p("b", 10)}; !equal(removed, want) {
 		t.Errorf("removed = %v, want %v", removed, want)
 	}
 	if a, r := diff(nil, nil); a != nil || r != nil {
@@ -61,7 +63,7 @@ func TestDiff(t *testing.T) {
 	}
 }
 
-func equal(a, b []Partition) bool {
+func equal(a, b []rebalance.Partition) bool {
 	if len(a) != len(b) {
 		return false
 	}

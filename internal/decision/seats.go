@@ -1,4 +1,4 @@
-package member
+package decision
 
 import (
 	"log/slog"

@@ -1,10 +1,9 @@
-package member
+package decision
 
 import (
 	"log/slog"
 	"slices"
 
-	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 
@@ -24,8 +23,8 @@ import (
 //     keeps every other member off it, even if it is in the target;
 //  3. then stops wanting it, even if it is in the target, so that the
 //     claims actor releases its record, until a Held of the current
-//     connection that answers a Desired no older than the one that gave
-//     it up no longer lists it; a Held that answers an older Desired can
+//     connection that answers a Want no older than the one that gave
+//     it up no longer lists it; a Held that answers an older Want can
 //     predate the release and says nothing of it;
 //  4. then wants it again if it is in the target: a new claim, a new
 //     token, and the partition is added again.
@@ -35,22 +34,22 @@ import (
 // before anyone, this member too, takes the partition again.
 //
 // vanished maps each such partition to 0 while it is wanted (steps 1-2),
-// and then to the Desired.Seq that gave it up (step 3); a partition
+// and then to the Want.Seq that gave it up (step 3); a partition
 // leaves the map at step 4, or with the session (its records end with
 // it).
 
 // noteVanished takes what a Held of the current connection says of
 // vanished claims.
-func (c *Core) noteVanished(h claims.Held) {
+func (c *Core) noteVanished(h Held) {
 	if len(h.Vanished) == 0 && len(c.vanished) == 0 ||
 		h.SessionID != c.st.SessionID || h.Reconnects != c.st.Reconnects {
 		return
 	}
-	var fresh []Partition
+	var fresh []rebalance.Partition
 	for _, p := range h.Vanished {
 		if _, ok := c.vanished[p]; !ok {
 			if c.vanished == nil {
-				c.vanished = make(map[Partition]uint64)
+				c.vanished = make(map[rebalance.Partition]uint64)
 			}
 			c.vanished[p] = 0
 			fresh = append(fresh, p)
@@ -63,7 +62,7 @@ func (c *Core) noteVanished(h claims.Held) {
 	if len(c.vanished) == len(fresh) {
 		return
 	}
-	var again []Partition
+	var again []rebalance.Partition
 	for p, dropped := range c.vanished {
 		if _, still := slices.BinarySearchFunc(h.Vanished, p, rebalance.Compare); still {
 			continue
@@ -72,7 +71,7 @@ func (c *Core) noteVanished(h claims.Held) {
 			// Still wanted, and its claim back: the claims actor holds it
 			// again (not expected: it does not create a vanished claim
 			// while it is wanted), and the report is what counts.
-			if _, held := slices.BinarySearchFunc(h.Held, p, rebalance.Compare); !held {
+			if _, held := slices.BinarySearchFunc(h.Partitions, p, rebalance.Compare); !held {
 				continue
 			}
 		} else if h.Seq < dropped {
@@ -89,11 +88,11 @@ func (c *Core) noteVanished(h claims.Held) {
 
 // wantable returns the target less the vanished partitions: those are
 // wanted only while in use (see vanished.go), by the hand-off.
-func (c *Core) wantable() []Partition {
+func (c *Core) wantable() []rebalance.Partition {
 	if len(c.vanished) == 0 {
 		return c.target
 	}
-	out := make([]Partition, 0, len(c.target))
+	out := make([]rebalance.Partition, 0, len(c.target))
 	for _, p := range c.target {
 		if _, ok := c.vanished[p]; !ok {
 			out = append(out, p)
@@ -105,7 +104,7 @@ func (c *Core) wantable() []Partition {
 // withVanished returns held, sorted, with the vanished partitions added:
 // the claims the hand-off may keep for the consumer (their records stand
 // until they are no longer wanted).
-func (c *Core) withVanished(held []Partition) []Partition {
+func (c *Core) withVanished(held []rebalance.Partition) []rebalance.Partition {
 	if len(c.vanished) == 0 {
 		return held
 	}
@@ -120,7 +119,7 @@ func (c *Core) withVanished(held []Partition) []Partition {
 }
 
 // dropVanished records, for each vanished partition still counted as
-// wanted that the newest Desired no longer wants, that Desired's Seq:
+// wanted that the newest Want no longer wants, that Want's Seq:
 // from a Held answering it, a report that no longer lists it says its
 // record is released.
 func (c *Core) dropVanished() {

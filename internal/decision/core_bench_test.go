@@ -1,4 +1,4 @@
-package member
+package decision
 
 import (
 	"testing"
@@ -34,7 +34,7 @@ func BenchmarkCoreLargeHandoff(b *testing.B) {
 		h.members(view(1, 1, 4, "a", "b"))
 		h.ack(h.next())
 		d = h.nextDesired()
-		h.grant(d, d.Want...)
+		h.grant(d, d.Partitions...)
 		h.close()
 		h.ack(h.next())
 		if !h.c.Drained() {

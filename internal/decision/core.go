@@ -1,4 +1,4 @@
-package member
+package decision
 
 import (
 	"fmt"
@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
@@ -30,18 +29,18 @@ type Config struct {
 	// consumer does not receive waits undeliveredFactor × ReleaseTimeout
 	// from its publication (see handoff).
 	ReleaseTimeout time.Duration
-	// Grace is how long assigned partitions are kept after the connection
-	// is lost, hoping it comes back; 0 revokes them at once. However long,
-	// they are revoked when the session reports Lost, which its lease does
-	// before the server can expire it.
-	Grace time.Duration
+	// DisconnectGrace is how long assigned partitions are kept after the
+	// connection is lost, hoping it comes back; 0 revokes them at once.
+	// However long, they are revoked when the session reports Lost, which
+	// its lease does before the server can expire it.
+	DisconnectGrace time.Duration
 	// DepartureDelay keeps a departed member's seat, its share unclaimed
 	// and everybody else's unchanged, for this long (see seats.go); 0
 	// computes over the live members only.
 	DepartureDelay time.Duration
 	// Acks, if set, is where the consumer's acks of the Updates the core
 	// publishes go (see [Update.Ack]); the loop around the core reads it
-	// and calls [Core.Ack]. The core only hands it to its Updates.
+	// and calls [Core.Acked]. The core only hands it to its Updates.
 	Acks *Acks
 }
 
@@ -63,7 +62,7 @@ type Config struct {
 // do not move are never interrupted.
 //
 // Session policy: when the connection is lost everything is revoked, at
-// once or after Grace, and always when the session reports Lost (before
+// once or after DisconnectGrace, and always when the session reports Lost (before
 // the server can expire it); once the session is up again nothing is
 // assigned until member and partition views read after the reconnection
 // have come, and the claims have been confirmed.
@@ -83,14 +82,14 @@ type Core struct {
 	jobAt     time.Time // when it was asked for
 	jobLate   bool      // its lateness was logged
 
-	target      []Partition // this member's share of the newest views; valid if haveTarget
+	target      []rebalance.Partition // this member's share of the newest views; valid if haveTarget
 	haveTarget  bool
 	targetGen   int64
-	targetOf    []string    // the members it was computed for
-	targetParts []Partition // and the partitions
-	targetLive  []string    // the live ones among targetOf (the others hold seats)
-	seats       seats       // departure timers (DepartureDelay)
-	held        claims.Held
+	targetOf    []string              // the members it was computed for
+	targetParts []rebalance.Partition // and the partitions
+	targetLive  []string              // the live ones among targetOf (the others hold seats)
+	seats       seats                 // departure timers (DepartureDelay)
+	held        Held
 	suspendedAt time.Time // when the connection was lost; zero while up
 	graceAt     time.Time // when the grace ends; zero if not running
 	keep        bool      // the newest snapshot's partitions may be kept while the target or claims are re-established
@@ -99,11 +98,11 @@ type Core struct {
 	releaseAt  time.Time // when the next release timeout is due; zero if none
 	seq        uint64    // the newest snapshot's; 0 before the first (see primed)
 	desiredSeq uint64
-	firstSeq   uint64      // the first Desired of the current session epoch
-	lastWant   []Partition // the newest Desired's Want, sorted
-	judged     []Partition // the newest Want the hand-off made knowing the claims held, sorted
-	judgedIn   int64       // the session it was made in
-	wantSince  []uint64    // wantSince[i]: the Desired.Seq since which lastWant[i] has been wanted
+	firstSeq   uint64                // the first Want of the current session epoch
+	lastWant   []rebalance.Partition // the newest Want's Partitions, sorted
+	judged     []rebalance.Partition // the newest Want the hand-off made knowing the claims held, sorted
+	judgedIn   int64                 // the session it was made in
+	wantSince  []uint64              // wantSince[i]: the Want.Seq since which lastWant[i] has been wanted
 
 	closing    bool      // Close was called: everything is revoked
 	closeAt    time.Time // when
@@ -112,9 +111,9 @@ type Core struct {
 	closeIn    int64     // the session at Close, whose claims the drain keeps; 0 if none
 	closeLate  bool      // the drain ran out of time
 
-	vanished map[Partition]uint64 // claims deleted from outside, their records not yet released (see vanished.go)
+	vanished map[rebalance.Partition]uint64 // claims deleted from outside, their records not yet released (see vanished.go)
 
-	holders    map[Partition]holder // wanted claims another session holds, from the last Held of this session
+	holders    map[rebalance.Partition]holder // wanted claims another session holds, from the last Held of this session
 	holdersGen uint64
 	holdersDue bool      // the last Held's holders are still to be taken
 	notedAt    time.Time // when holders were last taken
@@ -134,13 +133,13 @@ const StrategyStall = 5 * time.Second
 // the core) and answers with [Core.Computed]; an answer to a job that is
 // no longer the newest is dropped.
 type Job struct {
-	ID       uint64
-	Members  []string    // sorted; includes this member
-	live     []string    // the live members; Members adds the seats
-	Parts    []Partition // sorted
-	Gen      int64
-	session  int64
-	connects uint64
+	ID         uint64
+	Members    []string              // sorted; includes this member
+	live       []string              // the live members; Members adds the seats
+	Partitions []rebalance.Partition // sorted
+	Gen        int64
+	session    int64
+	connects   uint64
 }
 
 // Ready is what the core wants done, gathered since the previous call to
@@ -149,8 +148,8 @@ type Ready struct {
 	// Publish is the newest Update to deliver to the consumer, if any:
 	// it replaces any not yet delivered.
 	Publish *Update
-	// Desired is the newest set of claims to hold, if it changed.
-	Desired *claims.Desired
+	// Want is the newest set of claims to hold, if it changed.
+	Want *Want
 	// Compute is a computation to run, if one is due.
 	Compute *Job
 	// Wake is when [Core.Tick] is next due; zero if nothing is.
@@ -163,7 +162,7 @@ type Ready struct {
 	// Stuck are wanted claims held by another session for longer than a
 	// hand-off can take, one report for each holding session: the shell
 	// has the claims actor look up and log who holds them.
-	Stuck []claims.Stuck
+	Stuck []Stuck
 }
 
 // Log is one record for the shell's logger.
@@ -210,8 +209,8 @@ func (c *Core) Tick(now time.Time) {
 	c.step()
 }
 
-// Session takes a new session state.
-func (c *Core) Session(st session.State) {
+// SessionChanged takes a new session state.
+func (c *Core) SessionChanged(st session.State) {
 	prev := c.st
 	c.st = st
 	switch st.Status {
@@ -235,8 +234,8 @@ func (c *Core) Session(st session.State) {
 	case session.Suspended:
 		if c.suspendedAt.IsZero() {
 			c.suspendedAt = c.now
-			if c.cfg.Grace > 0 {
-				c.graceAt = c.now.Add(c.cfg.Grace)
+			if c.cfg.DisconnectGrace > 0 {
+				c.graceAt = c.now.Add(c.cfg.DisconnectGrace)
 			}
 		}
 		c.reconcile("connection to ZooKeeper lost")
@@ -249,8 +248,8 @@ func (c *Core) Session(st session.State) {
 	c.step()
 }
 
-// Members takes a member view.
-func (c *Core) Members(v membership.View) {
+// MembersRead takes a member view.
+func (c *Core) MembersRead(v membership.View) {
 	if c.haveViews[0] && c.members.Equal(v) {
 		return
 	}
@@ -260,8 +259,8 @@ func (c *Core) Members(v membership.View) {
 	c.step()
 }
 
-// Parts takes a partition view.
-func (c *Core) Parts(v partitions.View) {
+// PartitionsRead takes a partition view.
+func (c *Core) PartitionsRead(v partitions.View) {
 	if c.haveViews[1] && c.parts.Equal(v) {
 		return
 	}
@@ -273,8 +272,8 @@ func (c *Core) Parts(v partitions.View) {
 	c.step()
 }
 
-// Held takes the claims actor's report of the claims held.
-func (c *Core) Held(h claims.Held) {
+// ClaimsHeld takes the claims actor's report of the claims held.
+func (c *Core) ClaimsHeld(h Held) {
 	c.held = h
 	c.noteVanished(h)
 	c.sampleHolders()
@@ -282,9 +281,9 @@ func (c *Core) Held(h claims.Held) {
 	c.step()
 }
 
-// Ack takes the consumer's ack of Update seq (and so of every earlier
+// Acked takes the consumer's ack of Update seq (and so of every earlier
 // one).
-func (c *Core) Ack(seq uint64) {
+func (c *Core) Acked(seq uint64) {
 	if c.ho.ack(seq) {
 		c.reconcile("consumer acked")
 	}
@@ -303,7 +302,7 @@ func (c *Core) Delivered(u Update) {
 
 // Computed takes the answer to job: this member's share of the view, or
 // the strategy's error.
-func (c *Core) Computed(job Job, mine []Partition, err error) {
+func (c *Core) Computed(job Job, mine []rebalance.Partition, err error) {
 	if job.ID == c.job.ID {
 		c.jobOpen = false
 	}
@@ -320,10 +319,10 @@ func (c *Core) Computed(job Job, mine []Partition, err error) {
 		c.step()
 		return
 	}
-	c.target, c.targetGen, c.targetOf, c.targetParts, c.haveTarget = mine, job.Gen, job.Members, job.Parts, true
+	c.target, c.targetGen, c.targetOf, c.targetParts, c.haveTarget = mine, job.Gen, job.Members, job.Partitions, true
 	c.targetLive = job.live
 	c.log(slog.LevelDebug, "zkalloc: target computed", "generation", job.Gen, "target", len(mine))
-	c.reconcile(fmt.Sprintf("%s over %d members and %d partitions", c.cfg.Strategy, len(job.Members), len(job.Parts)))
+	c.reconcile(fmt.Sprintf("%s over %d members and %d partitions", c.cfg.Strategy, len(job.Members), len(job.Partitions)))
 	c.step()
 }
 
@@ -341,7 +340,7 @@ func (c *Core) step() {
 	c.seatsDue()
 	if c.jobOpen && !c.jobLate && !c.now.Before(c.jobAt.Add(StrategyStall)) {
 		c.jobLate = true
-		c.log(slog.LevelWarn, "zkalloc: strategy has not returned; keeping the previous assignment meanwhile", "strategy", c.cfg.Strategy, "after", c.now.Sub(c.jobAt), "members", len(c.job.Members), "partitions", len(c.job.Parts))
+		c.log(slog.LevelWarn, "zkalloc: strategy has not returned; keeping the previous assignment meanwhile", "strategy", c.cfg.Strategy, "after", c.now.Sub(c.jobAt), "members", len(c.job.Members), "partitions", len(c.job.Partitions))
 	}
 	if !c.releaseAt.IsZero() && !c.now.Before(c.releaseAt) {
 		c.releaseAt = time.Time{}
@@ -407,7 +406,7 @@ func (c *Core) compute() {
 	if c.haveTarget && gen == c.targetGen && slices.Equal(c.targetOf, members) && slices.Equal(c.targetLive, live) && slices.Equal(c.targetParts, c.parts.Partitions) {
 		return
 	}
-	c.job = Job{ID: c.job.ID + 1, Members: members, live: live, Parts: c.parts.Partitions, Gen: gen, session: c.st.SessionID, connects: c.st.Reconnects}
+	c.job = Job{ID: c.job.ID + 1, Members: members, live: live, Partitions: c.parts.Partitions, Gen: gen, session: c.st.SessionID, connects: c.st.Reconnects}
 	c.jobOut, c.jobOpen, c.jobAt, c.jobLate = true, true, c.now, false
 }
 
@@ -423,7 +422,7 @@ func (c *Core) keeping() bool {
 	case session.Up:
 		return true
 	case session.Suspended:
-		return c.cfg.Grace > 0 && c.now.Sub(c.suspendedAt) < c.cfg.Grace
+		return c.cfg.DisconnectGrace > 0 && c.now.Sub(c.suspendedAt) < c.cfg.DisconnectGrace
 	}
 	return false
 }
@@ -437,7 +436,7 @@ func (c *Core) keeping() bool {
 // consumer: the hand-off is then left as it is, and the claims actor is
 // asked for the target and what the hand-off last asked for knowing the
 // claims, so that none is given up before the hand-off can judge it on
-// the report. (Not the last Desired: with several views before the
+// the report. (Not the last Want: with several views before the
 // report, that would add up every target in between.) Before the first
 // report of a session nothing is assigned, and the hand-off judges alone.
 func (c *Core) reconcile(reason string) {
@@ -446,7 +445,7 @@ func (c *Core) reconcile(reason string) {
 	}
 	up := c.st.Status == session.Up
 	held := c.heldNow()
-	var assigned, pending []Partition
+	var assigned, pending []rebalance.Partition
 	var tokens []int64
 	kept := false
 	switch {
@@ -478,7 +477,7 @@ func (c *Core) reconcile(reason string) {
 		c.releaseAt = time.Time{}
 		return
 	}
-	var want []Partition
+	var want []rebalance.Partition
 	target := c.wantable()
 	if held == nil && c.judgedIn == c.st.SessionID {
 		added, _ := diff(c.judged, target)
@@ -501,7 +500,7 @@ func (c *Core) reconcile(reason string) {
 		c.wantSince = wantedSince(c.lastWant, c.wantSince, want, c.desiredSeq)
 		c.lastWant = want
 		c.log(slog.LevelDebug, "zkalloc: claims wanted", "want", len(want), "seq", c.desiredSeq)
-		c.ready.Desired = &claims.Desired{SessionID: c.st.SessionID, Reconnects: c.st.Reconnects, Seq: c.desiredSeq, Want: want}
+		c.ready.Want = &Want{SessionID: c.st.SessionID, Reconnects: c.st.Reconnects, Seq: c.desiredSeq, Partitions: want}
 	}
 	c.dropVanished()
 }
@@ -512,7 +511,7 @@ func (c *Core) reconcile(reason string) {
 // the claims it still holds are kept: one it names held by another
 // session, or vanished, or not at all, is revoked at once and goes back
 // to Pending, whether the connection was lost or not.
-func (c *Core) kept(held []Partition) (assigned []Partition, tokens []int64, pending []Partition) {
+func (c *Core) kept(held []rebalance.Partition) (assigned []rebalance.Partition, tokens []int64, pending []rebalance.Partition) {
 	if held == nil {
 		return c.snap.Assigned, c.snap.tokens, c.snap.Pending
 	}
@@ -531,7 +530,7 @@ func (c *Core) kept(held []Partition) (assigned []Partition, tokens []int64, pen
 // maxNamed of them), how many, and the longest any waited.
 func (c *Core) logForced(forced []forcedRelease) {
 	for _, b := range []bound{afterDelivery, undelivered} {
-		var ps []Partition
+		var ps []rebalance.Partition
 		var after time.Duration
 		for _, f := range forced {
 			if f.bound == b {
@@ -555,7 +554,7 @@ const maxNamed = 10
 
 // named returns the first maxNamed of ps, comma-separated, and how many
 // more there are.
-func named(ps []Partition) string {
+func named(ps []rebalance.Partition) string {
 	var b strings.Builder
 	for i, p := range ps {
 		if i == maxNamed {
@@ -573,18 +572,18 @@ func named(ps []Partition) string {
 // heldNow returns the claims held in the current session epoch, or nil if
 // the claims actor has not reported for it yet.
 //
-// A report can be overtaken by a Desired sent after it: a claim it lists
+// A report can be overtaken by a Want sent after it: a claim it lists
 // may have been given up since, on this core's own request, and taken by
 // another member. So a claim counts only while it is still wanted and the
-// report answers a Desired at least as new as the one since which it has
+// report answers a Want at least as new as the one since which it has
 // been wanted without a break.
-func (c *Core) heldNow() []Partition {
+func (c *Core) heldNow() []rebalance.Partition {
 	if c.held.SessionID != c.st.SessionID || c.held.Reconnects != c.st.Reconnects {
 		return nil
 	}
-	held := make([]Partition, 0, len(c.held.Held))
+	held := make([]rebalance.Partition, 0, len(c.held.Partitions))
 	i := 0 // both lists are sorted: walk them together
-	for _, p := range c.held.Held {
+	for _, p := range c.held.Partitions {
 		for i < len(c.lastWant) && rebalance.Compare(c.lastWant[i], p) < 0 {
 			i++
 		}
@@ -595,11 +594,11 @@ func (c *Core) heldNow() []Partition {
 	return held
 }
 
-// wantedSince returns, for each partition of want (sorted), the Desired.Seq
+// wantedSince returns, for each partition of want (sorted), the Want.Seq
 // since which it has been wanted without a break: its entry in since
 // (parallel to prev, the previous Want) if it was wanted before, seq if
 // it is new.
-func wantedSince(prev []Partition, since []uint64, want []Partition, seq uint64) []uint64 {
+func wantedSince(prev []rebalance.Partition, since []uint64, want []rebalance.Partition, seq uint64) []uint64 {
 	out := make([]uint64, len(want))
 	i := 0
 	for j, p := range want {
@@ -617,7 +616,7 @@ func wantedSince(prev []Partition, since []uint64, want []Partition, seq uint64)
 
 // publish makes a snapshot assigning assigned, relative to what the
 // consumer last received, with pending still to come.
-func (c *Core) publish(assigned []Partition, tokens []int64, pending []Partition, gen int64, members []string, reason string) {
+func (c *Core) publish(assigned []rebalance.Partition, tokens []int64, pending []rebalance.Partition, gen int64, members []string, reason string) {
 	c.seq++
 	added, revoked := diff(c.ho.cur, assigned) // relative to what the consumer last received
 	u := Update{

@@ -1,4 +1,4 @@
-package member_test
+package decision_test
 
 import (
 	"testing"

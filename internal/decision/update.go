@@ -1,4 +1,4 @@
-package member
+package decision
 
 import (
 	"slices"
@@ -6,9 +6,6 @@ import (
 
 	"github.com/zkalloc/zkalloc/rebalance"
 )
-
-// Partition is [rebalance.Partition], named here for brevity.
-type Partition = rebalance.Partition
 
 // Update is one snapshot of this member's assignment, as its consumer
 // receives it from zkalloc's Allocator.Updates (it is zkalloc.Update).
@@ -29,18 +26,18 @@ type Update struct {
 	// Assigned is every partition this member owns now, sorted by
 	// [rebalance.Compare]. No other member lists any of them in its own
 	// Assigned at the same time.
-	Assigned []Partition
+	Assigned []rebalance.Partition
 	// Added and Revoked are the partitions that Assigned gained and lost
 	// since the previous Update the consumer received, sorted. Skipped
 	// (conflated) updates lose nothing: their changes are folded in.
-	Added   []Partition
-	Revoked []Partition
+	Added   []rebalance.Partition
+	Revoked []rebalance.Partition
 	// Pending is every partition the assignment gives this member that it
 	// cannot list in Assigned yet, sorted: its previous owner has not
 	// released it (it waits for its own consumer's Ack, or its session to
 	// end) or the claim is being created. Empty once the hand-off is
 	// complete; a group has converged when every member's is.
-	Pending []Partition
+	Pending []rebalance.Partition
 	// Reason says why this update was published, for logs.
 	Reason string
 
@@ -66,7 +63,7 @@ type Update struct {
 // consumer has stopped it, and then claims it again: p is added again in
 // a later Update, with the new claim's larger token. Take the token from
 // the newest Update.
-func (u Update) Token(p Partition) (int64, bool) {
+func (u Update) Token(p rebalance.Partition) (int64, bool) {
 	i, found := slices.BinarySearchFunc(u.Assigned, p, rebalance.Compare)
 	if !found || i >= len(u.tokens) || u.tokens[i] == 0 {
 		return 0, false
@@ -104,7 +101,7 @@ func NewAcks() *Acks {
 }
 
 // Wake receives after an ack of a newer Update than any before; then
-// read [Acks.Highest] and give it to [Core.Ack].
+// read [Acks.Highest] and give it to [Core.Acked].
 func (a *Acks) Wake() <-chan struct{} { return a.wake }
 
 // Highest is the sequence number of the newest Update acked (acking an
@@ -133,7 +130,7 @@ func (a *Acks) ack(seq uint64) {
 
 // diff returns what next adds to and removes from prev; both sorted and
 // distinct.
-func diff(prev, next []Partition) (added, removed []Partition) {
+func diff(prev, next []rebalance.Partition) (added, removed []rebalance.Partition) {
 	i, j := 0, 0
 	for i < len(prev) || j < len(next) {
 		switch {

@@ -1,4 +1,4 @@
-package member
+package decision
 
 import (
 	"log/slog"
@@ -72,8 +72,8 @@ func TestHandoffReleaseTimeoutStartsAtDelivery(t *testing.T) {
 		t.Fatal("a forced release logged before it happened")
 	}
 	h.advance(time.Nanosecond)
-	if d := h.nextDesired(); !eq(d.Want, actortest.Parts("t", 0)) {
-		t.Fatalf("Desired %v ReleaseTimeout after delivery, want [t:0]", d.Want)
+	if d := h.nextDesired(); !eq(d.Partitions, actortest.Parts("t", 0)) {
+		t.Fatalf("Want %v ReleaseTimeout after delivery, want [t:0]", d.Partitions)
 	}
 	l, ok := h.errorLog("did not ack")
 	if !ok {
@@ -94,8 +94,8 @@ func TestHandoffUndeliveredRevocationBound(t *testing.T) {
 	h.advance(undeliveredFactor*rt - time.Nanosecond)
 	h.noDesired("before the undelivered bound")
 	h.advance(time.Nanosecond)
-	if d := h.nextDesired(); !eq(d.Want, actortest.Parts("t", 0)) {
-		t.Fatalf("Desired %v at the undelivered bound, want [t:0]", d.Want)
+	if d := h.nextDesired(); !eq(d.Partitions, actortest.Parts("t", 0)) {
+		t.Fatalf("Want %v at the undelivered bound, want [t:0]", d.Partitions)
 	}
 	l, ok := h.errorLog("did not receive")
 	if !ok {
@@ -127,8 +127,8 @@ func TestHandoffLateDeliveryGetsAWholeReleaseTimeout(t *testing.T) {
 	h.advance(rt - time.Nanosecond)
 	h.noDesired("before ReleaseTimeout after a late delivery")
 	h.advance(time.Nanosecond)
-	if d := h.nextDesired(); !eq(d.Want, actortest.Parts("t", 0)) {
-		t.Fatalf("Desired %v, want [t:0]", d.Want)
+	if d := h.nextDesired(); !eq(d.Partitions, actortest.Parts("t", 0)) {
+		t.Fatalf("Want %v, want [t:0]", d.Partitions)
 	}
 }
 
@@ -145,19 +145,19 @@ func TestHandoffReleaseClocksPerPartition(t *testing.T) {
 	h.advance(rt / 2)
 	h.parts(parts(1, 1, 5, 0, 1)) // t:2 leaves, not received
 	h.advance(rt / 2)
-	if d := h.nextDesired(); !eq(d.Want, actortest.Parts("t", 0, 1, 2)) {
-		t.Fatalf("Desired %v, want t:3 released ReleaseTimeout after it was received", d.Want)
+	if d := h.nextDesired(); !eq(d.Partitions, actortest.Parts("t", 0, 1, 2)) {
+		t.Fatalf("Want %v, want t:3 released ReleaseTimeout after it was received", d.Partitions)
 	}
 	h.parts(parts(1, 1, 6, 0, 1, 7)) // t:7 comes, t:2 still revoked, not received
 	d := h.nextDesired()
-	if !eq(d.Want, actortest.Parts("t", 0, 1, 2, 7)) {
-		t.Fatalf("Desired %v, want t:7 too", d.Want)
+	if !eq(d.Partitions, actortest.Parts("t", 0, 1, 2, 7)) {
+		t.Fatalf("Want %v, want t:7 too", d.Partitions)
 	}
-	h.grant(d, d.Want...)
+	h.grant(d, d.Partitions...)
 	h.advance(undeliveredFactor*rt - rt/2 - time.Nanosecond)
 	h.noDesired("before the undelivered bound of t:2, from its first publication")
 	h.advance(time.Nanosecond)
-	if d := h.nextDesired(); !eq(d.Want, actortest.Parts("t", 0, 1, 7)) {
-		t.Fatalf("Desired %v, want t:2 released at its undelivered bound", d.Want)
+	if d := h.nextDesired(); !eq(d.Partitions, actortest.Parts("t", 0, 1, 7)) {
+		t.Fatalf("Want %v, want t:2 released at its undelivered bound", d.Partitions)
 	}
 }

@@ -1,14 +1,14 @@
-package member
+package decision
 
 import "github.com/zkalloc/zkalloc/rebalance"
 
 // tokensOf returns the fencing tokens of assigned, a sorted subset of the
 // claims the last Held lists, from that Held; 0 where it gave none.
-func (c *Core) tokensOf(assigned []Partition) []int64 {
+func (c *Core) tokensOf(assigned []rebalance.Partition) []int64 {
 	if len(assigned) == 0 {
 		return nil
 	}
-	held, tokens := c.held.Held, c.held.Tokens
+	held, tokens := c.held.Partitions, c.held.Tokens
 	out := make([]int64, len(assigned))
 	i := 0 // both lists are sorted: walk them together
 	for j, p := range assigned {

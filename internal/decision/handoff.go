@@ -1,4 +1,4 @@
-package member
+package decision
 
 import (
 	"fmt"
@@ -64,19 +64,19 @@ type handoff struct {
 	// set are few, so a change costs a merge of two sorted lists, not a map
 	// write per assigned partition).
 	curSeq uint64
-	cur    []Partition         // Assigned of the last Update the consumer received, sorted; not modified
-	gone   map[Partition]leave // for those not in cur
-	acked  uint64              // the highest seq the consumer acked
+	cur    []rebalance.Partition         // Assigned of the last Update the consumer received, sorted; not modified
+	gone   map[rebalance.Partition]leave // for those not in cur
+	acked  uint64                        // the highest seq the consumer acked
 
 	// The revocations published and not received: cur less the newest
 	// published Assigned (pub), with when each was first published.
-	pub      []Partition // Assigned of the newest published Update, sorted; not modified
-	pubAt    time.Time   // when it was published
-	unsent   []Partition // cur \ pub, sorted
-	unsentAt []time.Time // unsentAt[i]: since when unsent[i] has been revoked in every Update published
+	pub      []rebalance.Partition // Assigned of the newest published Update, sorted; not modified
+	pubAt    time.Time             // when it was published
+	unsent   []rebalance.Partition // cur \ pub, sorted
+	unsentAt []time.Time           // unsentAt[i]: since when unsent[i] has been revoked in every Update published
 
-	revoking map[Partition]struct{} // held, in use, no longer assigned, not yet released: a hand-off under way
-	forced   map[Partition]bool     // released without an ack, not yet gone from held
+	revoking map[rebalance.Partition]struct{} // held, in use, no longer assigned, not yet released: a hand-off under way
+	forced   map[rebalance.Partition]bool     // released without an ack, not yet gone from held
 
 	// Hand-offs counted (Counters): entered revoking, left it released,
 	// and of those released without an ack.
@@ -92,7 +92,7 @@ type leave struct {
 
 // forcedRelease is a revoked partition released without an ack.
 type forcedRelease struct {
-	p     Partition
+	p     rebalance.Partition
 	bound bound
 	after time.Duration // since the bound's start: the delivery, or the publication
 }
@@ -100,15 +100,15 @@ type forcedRelease struct {
 func newHandoff(releaseTimeout time.Duration) *handoff {
 	return &handoff{
 		releaseTimeout: releaseTimeout,
-		gone:           make(map[Partition]leave),
-		revoking:       make(map[Partition]struct{}),
-		forced:         make(map[Partition]bool),
+		gone:           make(map[rebalance.Partition]leave),
+		revoking:       make(map[rebalance.Partition]struct{}),
+		forced:         make(map[rebalance.Partition]bool),
 	}
 }
 
 // published records that an Update assigning the sorted list assigned
 // (kept, not copied) was published at now.
-func (h *handoff) published(assigned []Partition, now time.Time) {
+func (h *handoff) published(assigned []rebalance.Partition, now time.Time) {
 	h.pub, h.pubAt = assigned, now
 	h.restamp(now)
 }
@@ -140,7 +140,7 @@ func (h *handoff) restamp(now time.Time) {
 // at now. It reports whether a partition left the consumer's hands: it
 // is no longer in use if the consumer acked the Update from Current before
 // it received it, and its release is due at another time if not.
-func (h *handoff) delivered(seq uint64, assigned []Partition, now time.Time) (revoked bool) {
+func (h *handoff) delivered(seq uint64, assigned []rebalance.Partition, now time.Time) (revoked bool) {
 	added, removed := diff(h.cur, assigned)
 	for _, p := range removed {
 		// Not h.curSeq: an Update published since, which Current
@@ -174,7 +174,7 @@ func (h *handoff) ack(seq uint64) bool {
 }
 
 // inUse reports whether the consumer may still be working on p.
-func (h *handoff) inUse(p Partition) bool {
+func (h *handoff) inUse(p rebalance.Partition) bool {
 	if _, found := slices.BinarySearchFunc(h.cur, p, rebalance.Compare); found {
 		return true // until an Update without it is delivered, even if one taken from Current was acked
 	}
@@ -185,7 +185,7 @@ func (h *handoff) inUse(p Partition) bool {
 // releaseBy returns when p, in use and not assigned by the newest
 // published Update, is released without an ack, the bound that says so,
 // and when that bound started.
-func (h *handoff) releaseBy(p Partition) (at time.Time, b bound, from time.Time) {
+func (h *handoff) releaseBy(p rebalance.Partition) (at time.Time, b bound, from time.Time) {
 	if l, ok := h.gone[p]; ok {
 		return l.at.Add(h.releaseTimeout), afterDelivery, l.at
 	}
@@ -200,7 +200,7 @@ func (h *handoff) releaseBy(p Partition) (at time.Time, b bound, from time.Time)
 // partitions still in use whose release bound has not passed. It also
 // returns the partitions released without an ack just now, to be logged,
 // and when the next release is due (zero if none).
-func (h *handoff) want(target, held, assigned []Partition, now time.Time) (want []Partition, forced []forcedRelease, next time.Time) {
+func (h *handoff) want(target, held, assigned []rebalance.Partition, now time.Time) (want []rebalance.Partition, forced []forcedRelease, next time.Time) {
 	want = slices.Clone(target)
 	for p := range h.revoking {
 		if _, found := slices.BinarySearchFunc(held, p, rebalance.Compare); !found {
@@ -247,7 +247,7 @@ func (h *handoff) want(target, held, assigned []Partition, now time.Time) (want 
 // working on is released without an ack, as want would release it were
 // none assigned, and the bound that says so; zero if none is in use.
 func (h *handoff) drainBy() (last time.Time, b bound) {
-	check := func(p Partition) {
+	check := func(p rebalance.Partition) {
 		if at, pb, _ := h.releaseBy(p); at.After(last) {
 			last, b = at, pb
 		}
@@ -264,8 +264,8 @@ func (h *handoff) drainBy() (last time.Time, b bound) {
 }
 
 // minus returns the partitions of sorted a that are not in sorted b.
-func minus(a, b []Partition) []Partition {
-	var out []Partition
+func minus(a, b []rebalance.Partition) []rebalance.Partition {
+	var out []rebalance.Partition
 	j := 0
 	for _, p := range a {
 		for j < len(b) && rebalance.Compare(b[j], p) < 0 {
@@ -279,8 +279,8 @@ func minus(a, b []Partition) []Partition {
 }
 
 // intersect returns the partitions in both sorted lists.
-func intersect(a, b []Partition) []Partition {
-	var out []Partition
+func intersect(a, b []rebalance.Partition) []rebalance.Partition {
+	var out []rebalance.Partition
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
 		switch c := rebalance.Compare(a[i], b[j]); {

@@ -1,11 +1,10 @@
-package member
+package decision
 
 import (
 	"maps"
 	"slices"
 	"time"
 
-	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
@@ -67,12 +66,12 @@ func (c *Core) holdersWake() time.Time {
 // named is forgotten. A Held of another session says nothing of this one.
 // The map is updated in place: during a large hand-off every Held names
 // thousands of holders.
-func (c *Core) noteHolders(h claims.Held) {
+func (c *Core) noteHolders(h Held) {
 	if h.SessionID != c.st.SessionID || len(h.Blocked) == 0 && len(c.holders) == 0 {
 		return
 	}
 	if c.holders == nil {
-		c.holders = make(map[Partition]holder, len(h.Blocked))
+		c.holders = make(map[rebalance.Partition]holder, len(h.Blocked))
 	}
 	c.holdersGen++
 	for _, b := range h.Blocked {
@@ -120,7 +119,7 @@ func (c *Core) reportStuck() {
 		return
 	}
 	after := c.stuckAfter()
-	bySession := make(map[int64][]Partition)
+	bySession := make(map[int64][]rebalance.Partition)
 	oldest := make(map[int64]time.Time)
 	for p, e := range c.holders {
 		if e.reported || c.now.Sub(e.since) < after {
@@ -140,7 +139,7 @@ func (c *Core) reportStuck() {
 	for _, s := range slices.Sorted(maps.Keys(bySession)) {
 		ps := bySession[s]
 		rebalance.Sort(ps)
-		c.ready.Stuck = append(c.ready.Stuck, claims.Stuck{Session: s, Parts: ps, HeldFor: c.now.Sub(oldest[s])})
+		c.ready.Stuck = append(c.ready.Stuck, Stuck{Session: s, Partitions: ps, HeldFor: c.now.Sub(oldest[s])})
 	}
 	c.armStuck()
 }

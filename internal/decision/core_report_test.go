@@ -1,25 +1,24 @@
-package member
+package decision
 
 import (
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
 // report sends a Held of session sid, connection reconnects, answering
-// Desired seq, with held held (the token of t:i is 10+i) and the rest as
+// Want seq, with held held (the token of t:i is 10+i) and the rest as
 // given.
-func (h *core) report(sid int64, reconnects, seq uint64, held []Partition, vanished []Partition, blocked ...claims.Blocked) {
+func (h *core) report(sid int64, reconnects, seq uint64, held []rebalance.Partition, vanished []rebalance.Partition, blocked ...Blocked) {
 	tokens := make([]int64, len(held))
 	for i, p := range held {
 		tokens[i] = 10 + int64(p.ID)
 	}
-	h.c.Held(claims.Held{SessionID: sid, Reconnects: reconnects, Seq: seq, Held: held, Tokens: tokens, Vanished: vanished, Blocked: blocked})
+	h.c.ClaimsHeld(Held{SessionID: sid, Reconnects: reconnects, Seq: seq, Partitions: held, Tokens: tokens, Vanished: vanished, Blocked: blocked})
 	h.drain()
 }
 
@@ -34,13 +33,13 @@ func TestCoreKeptPartitionsFollowTheClaimsReport(t *testing.T) {
 	tests := []struct {
 		name      string
 		reconnect bool // the session resumes before the report; else the report comes while suspended
-		vanished  []Partition
-		blocked   []claims.Blocked
+		vanished  []rebalance.Partition
+		blocked   []Blocked
 	}{
-		{"taken by another session, after a reconnection", true, nil, []claims.Blocked{{Partition: ts[1], Session: 9}}},
+		{"taken by another session, after a reconnection", true, nil, []Blocked{{Partition: ts[1], Session: 9}}},
 		{"vanished, after a reconnection", true, ts[1:2], nil},
 		{"not held, after a reconnection", true, nil, nil},
-		{"taken by another session, during the grace", false, nil, []claims.Blocked{{Partition: ts[1], Session: 9}}},
+		{"taken by another session, during the grace", false, nil, []Blocked{{Partition: ts[1], Session: 9}}},
 		{"vanished, during the grace", false, ts[1:2], nil},
 	}
 	for _, tt := range tests {
@@ -51,7 +50,7 @@ func TestCoreKeptPartitionsFollowTheClaimsReport(t *testing.T) {
 			h.members(view(1, 1, 2, "a"))
 			h.parts(parts(1, 1, 3, 0, 1, 2))
 			d := h.nextDesired()
-			h.report(1, 1, d.Seq, d.Want, nil)
+			h.report(1, 1, d.Seq, d.Partitions, nil)
 			h.ack(h.next())
 
 			h.session(session.Suspended, 1, 1)
@@ -62,9 +61,9 @@ func TestCoreKeptPartitionsFollowTheClaimsReport(t *testing.T) {
 				h.up(1, 2) // the views are not read again yet
 				h.none()
 			}
-			h.report(1, reconnects, d.Seq, []Partition{ts[0], ts[2]}, tt.vanished, tt.blocked...)
+			h.report(1, reconnects, d.Seq, []rebalance.Partition{ts[0], ts[2]}, tt.vanished, tt.blocked...)
 			u := h.next()
-			if !eq(u.Assigned, []Partition{ts[0], ts[2]}) || !eq(u.Revoked, ts[1:2]) || !eq(u.Pending, ts[1:2]) {
+			if !eq(u.Assigned, []rebalance.Partition{ts[0], ts[2]}) || !eq(u.Revoked, ts[1:2]) || !eq(u.Pending, ts[1:2]) {
 				t.Fatalf("after the report: %+v, want t:1 revoked (and pending) at once, t:0 and t:2 kept", u)
 			}
 			if tok, ok := u.Token(ts[2]); !ok || tok != 12 {
@@ -75,7 +74,7 @@ func TestCoreKeptPartitionsFollowTheClaimsReport(t *testing.T) {
 			}
 			// A report of an earlier connection says nothing of this one.
 			if tt.reconnect {
-				h.report(1, 1, d.Seq, d.Want, nil)
+				h.report(1, 1, d.Seq, d.Partitions, nil)
 				h.none()
 			}
 		})
@@ -87,7 +86,7 @@ func TestCoreKeptPartitionsFollowTheClaimsReport(t *testing.T) {
 // may still work on it, so that its record keeps it from every other
 // member; once the consumer has stopped it, it is given up until the
 // claims actor says the record is released (a Held answering that
-// Desired no longer lists it), and only then wanted again, claimed with
+// Want no longer lists it), and only then wanted again, claimed with
 // a new token and added again. Before, it stayed wanted for ever, as it
 // was in the target: the claims actor keeps the record of a vanished
 // claim while it is wanted, so the partition was never consumed again.
@@ -110,28 +109,28 @@ func TestCoreVanishedClaimIsStoppedReleasedAndClaimedAgain(t *testing.T) {
 	h.noDesired("while the consumer may still work on t:1: its record must stand")
 	h.ack(u)
 	gaveUp := h.nextDesired()
-	if !eq(gaveUp.Want, ts[:1]) {
-		t.Fatalf("Desired %v once the consumer stopped t:1, want it given up, so that its record is released", gaveUp.Want)
+	if !eq(gaveUp.Partitions, ts[:1]) {
+		t.Fatalf("Want %v once the consumer stopped t:1, want it given up, so that its record is released", gaveUp.Partitions)
 	}
-	// Reports that do not answer that Desired, or still list the record,
+	// Reports that do not answer that Want, or still list the record,
 	// do not make it wanted again.
 	h.report(1, 1, first.Seq, ts[:1], nil)
-	h.noDesired("on a report older than the Desired that gave t:1 up")
+	h.noDesired("on a report older than the Want that gave t:1 up")
 	h.report(1, 1, gaveUp.Seq, ts[:1], ts[1:])
 	h.noDesired("while the report still lists t:1's record")
 	h.none()
 	// The record is released: t:1 is claimed again.
 	h.report(1, 1, gaveUp.Seq, ts[:1], nil)
 	again := h.nextDesired()
-	if !eq(again.Want, ts) {
-		t.Fatalf("Desired %v once the record was released, want t:1 again", again.Want)
+	if !eq(again.Partitions, ts) {
+		t.Fatalf("Want %v once the record was released, want t:1 again", again.Partitions)
 	}
 	h.none()
 	// A report from before the vanish, which listed t:1 held, does not
-	// answer the Desired that wants it again: it is not assigned on it.
+	// answer the Want that wants it again: it is not assigned on it.
 	h.report(1, 1, first.Seq, ts, nil)
 	h.none()
-	h.c.Held(claims.Held{SessionID: 1, Reconnects: 1, Seq: again.Seq, Held: ts, Tokens: []int64{10, 42}})
+	h.c.ClaimsHeld(Held{SessionID: 1, Reconnects: 1, Seq: again.Seq, Partitions: ts, Tokens: []int64{10, 42}})
 	h.drain()
 	u = h.next()
 	if !eq(u.Assigned, ts) || !eq(u.Added, ts[1:]) || len(u.Pending) != 0 {
@@ -166,7 +165,7 @@ func TestCoreVanishedClaimWaitsForTheAck(t *testing.T) {
 			if !eq(u.Revoked, ts[1:]) {
 				t.Fatalf("after b joined: %+v", u)
 			}
-			h.report(1, 1, 1, ts[:1], ts[1:]) // t:1 vanishes (answering the first Desired, which settled granted)
+			h.report(1, 1, 1, ts[:1], ts[1:]) // t:1 vanishes (answering the first Want, which settled granted)
 			h.noDesired("before the ack: t:1's record must stand")
 			if acked {
 				h.ack(u)
@@ -174,8 +173,8 @@ func TestCoreVanishedClaimWaitsForTheAck(t *testing.T) {
 				h.advance(rt)
 			}
 			gaveUp := h.nextDesired()
-			if !eq(gaveUp.Want, ts[:1]) {
-				t.Fatalf("Desired %v, want t:1 given up", gaveUp.Want)
+			if !eq(gaveUp.Partitions, ts[:1]) {
+				t.Fatalf("Want %v, want t:1 given up", gaveUp.Partitions)
 			}
 			h.report(1, 1, gaveUp.Seq, ts[:1], nil)
 			h.noDesired("once t:1's record is released: it is b's")
@@ -202,8 +201,8 @@ func TestCoreVanishedClaimNotReceived(t *testing.T) {
 	first := h.nextDesired()
 	h.report(1, 1, first.Seq, ts, nil)
 	h.report(1, 1, first.Seq, ts[:1], ts[1:]) // before the consumer received t:1
-	if d := h.nextDesired(); !eq(d.Want, ts[:1]) {
-		t.Fatalf("Desired %v, want t:1 given up at once: the consumer never had it", d.Want)
+	if d := h.nextDesired(); !eq(d.Partitions, ts[:1]) {
+		t.Fatalf("Want %v, want t:1 given up at once: the consumer never had it", d.Partitions)
 	}
 	if u := h.next(); !eq(u.Assigned, ts[:1]) || !eq(u.Pending, ts[1:]) {
 		t.Fatalf("delivered %+v, want t:0 assigned and t:1 pending", u)
@@ -217,7 +216,7 @@ func TestCoreVanishedClaimNotReceived(t *testing.T) {
 	h.up(2, 2)
 	h.members(view(2, 2, 5, "a"))
 	h.parts(parts(2, 2, 6, 0, 1))
-	if d := h.nextDesired(); !eq(d.Want, ts) || d.SessionID != 2 {
-		t.Fatalf("Desired %+v in the new session, want both", d)
+	if d := h.nextDesired(); !eq(d.Partitions, ts) || d.SessionID != 2 {
+		t.Fatalf("Want %+v in the new session, want both", d)
 	}
 }

@@ -1,4 +1,4 @@
-package member
+package decision
 
 // Counters counts the core's decisions since it was created.
 type Counters struct {

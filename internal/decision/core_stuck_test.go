@@ -1,11 +1,10 @@
-package member
+package decision
 
 import (
 	"reflect"
 	"testing"
 	"time"
 
-	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
@@ -14,9 +13,9 @@ import (
 // stuckCore is member "a", alone in its group over t:0..3, in session 1
 // whose granted timeout is granted, with every claim wanted and the claims
 // actor's answers left to the test.
-func stuckCore(t *testing.T, granted time.Duration) (*core, claims.Desired) {
+func stuckCore(t *testing.T, granted time.Duration) (*core, Want) {
 	h := newCore(t, "a", rebalance.RoundRobin, coreOptions{settle: time.Second, releaseTimeout: 5 * time.Second, manualClaims: true})
-	h.c.Session(session.State{Status: session.Up, SessionID: 1, Reconnects: 1, Timeout: granted})
+	h.c.SessionChanged(session.State{Status: session.Up, SessionID: 1, Reconnects: 1, Timeout: granted})
 	h.drain()
 	h.members(view(1, 1, 2, "a"))
 	h.parts(parts(1, 1, 3, 0, 1, 2, 3))
@@ -25,12 +24,12 @@ func stuckCore(t *testing.T, granted time.Duration) (*core, claims.Desired) {
 }
 
 // hold answers d with held, and blocked held by other sessions.
-func (h *core) hold(d claims.Desired, held []Partition, blocked ...claims.Blocked) {
-	h.c.Held(claims.Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Held: held, Blocked: blocked})
+func (h *core) hold(d Want, held []rebalance.Partition, blocked ...Blocked) {
+	h.c.ClaimsHeld(Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Partitions: held, Blocked: blocked})
 	h.drain()
 }
 
-func (h *core) takeStuck() []claims.Stuck {
+func (h *core) takeStuck() []Stuck {
 	s := h.stuck
 	h.stuck = nil
 	return s
@@ -48,20 +47,20 @@ func TestCoreStuckReport(t *testing.T) {
 	const granted = 4 * time.Second
 	h, d := stuckCore(t, granted)
 	ts := actortest.Parts("t", 0, 1, 2, 3)
-	h.hold(d, ts[3:], claims.Blocked{Partition: ts[0], Session: 7}, claims.Blocked{Partition: ts[1], Session: 7}, claims.Blocked{Partition: ts[2], Session: 8})
+	h.hold(d, ts[3:], Blocked{Partition: ts[0], Session: 7}, Blocked{Partition: ts[1], Session: 7}, Blocked{Partition: ts[2], Session: 8})
 	after := 5*time.Second + (undeliveredFactor+1)*5*time.Second + granted + StuckMargin
 	if want := h.now.Add(after); !h.wake.Equal(want) {
 		t.Fatalf("wake %v, want %v: stuckAfter from the held report", h.wake.Sub(t0), want.Sub(t0))
 	}
 	h.advance(after - time.Second)
-	h.hold(d, []Partition{ts[1], ts[3]}, claims.Blocked{Partition: ts[0], Session: 7}, claims.Blocked{Partition: ts[2], Session: 8}) // t:1 handed over in time
+	h.hold(d, []rebalance.Partition{ts[1], ts[3]}, Blocked{Partition: ts[0], Session: 7}, Blocked{Partition: ts[2], Session: 8}) // t:1 handed over in time
 	if got := h.takeStuck(); len(got) != 0 {
 		t.Fatalf("reported %+v before it was due", got)
 	}
 	h.advance(time.Second)
-	want := []claims.Stuck{
-		{Session: 7, Parts: ts[:1], HeldFor: after},
-		{Session: 8, Parts: ts[2:3], HeldFor: after},
+	want := []Stuck{
+		{Session: 7, Partitions: ts[:1], HeldFor: after},
+		{Session: 8, Partitions: ts[2:3], HeldFor: after},
 	}
 	if got := h.takeStuck(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("reports %+v, want %+v", got, want)
@@ -70,16 +69,16 @@ func TestCoreStuckReport(t *testing.T) {
 		t.Errorf("wake %v after reporting every holder, want none", h.wake.Sub(t0))
 	}
 	h.advance(time.Hour)
-	h.hold(d, []Partition{ts[1], ts[3]}, claims.Blocked{Partition: ts[0], Session: 7}, claims.Blocked{Partition: ts[2], Session: 8})
+	h.hold(d, []rebalance.Partition{ts[1], ts[3]}, Blocked{Partition: ts[0], Session: 7}, Blocked{Partition: ts[2], Session: 8})
 	h.advance(time.Hour)
 	if got := h.takeStuck(); len(got) != 0 {
 		t.Fatalf("reported %+v again: each holder is reported once", got)
 	}
 
 	// t:0 passes to another session: a new holder, timed from now.
-	h.hold(d, []Partition{ts[1], ts[3]}, claims.Blocked{Partition: ts[0], Session: 9}, claims.Blocked{Partition: ts[2], Session: 8})
+	h.hold(d, []rebalance.Partition{ts[1], ts[3]}, Blocked{Partition: ts[0], Session: 9}, Blocked{Partition: ts[2], Session: 8})
 	h.advance(after)
-	want = []claims.Stuck{{Session: 9, Parts: ts[:1], HeldFor: after}}
+	want = []Stuck{{Session: 9, Partitions: ts[:1], HeldFor: after}}
 	if got := h.takeStuck(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("reports %+v, want %+v", got, want)
 	}
@@ -92,10 +91,10 @@ func TestCoreStuckReportWhileNoHeldComes(t *testing.T) {
 	const granted = 4 * time.Second
 	h, d := stuckCore(t, granted)
 	ts := actortest.Parts("t", 0, 1, 2, 3)
-	h.hold(d, ts[1:], claims.Blocked{Partition: ts[0], Session: 7})
+	h.hold(d, ts[1:], Blocked{Partition: ts[0], Session: 7})
 	after := 5*time.Second + (undeliveredFactor+1)*5*time.Second + granted + StuckMargin
 
-	h.c.Session(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 1, Timeout: granted})
+	h.c.SessionChanged(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 1, Timeout: granted})
 	h.drain()
 	h.advance(after)
 	if got := h.takeStuck(); len(got) != 0 {
@@ -104,9 +103,9 @@ func TestCoreStuckReportWhileNoHeldComes(t *testing.T) {
 	if !h.wake.IsZero() {
 		t.Errorf("wake %v while the connection is lost, want none: coming up steps the core", h.wake.Sub(t0))
 	}
-	h.c.Session(session.State{Status: session.Up, SessionID: 1, Reconnects: 2, Timeout: granted})
+	h.c.SessionChanged(session.State{Status: session.Up, SessionID: 1, Reconnects: 2, Timeout: granted})
 	h.drain()
-	want := []claims.Stuck{{Session: 7, Parts: ts[:1], HeldFor: after}}
+	want := []Stuck{{Session: 7, Partitions: ts[:1], HeldFor: after}}
 	if got := h.takeStuck(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("reports %+v, want %+v", got, want)
 	}
@@ -118,22 +117,22 @@ func TestCoreStuckReportOnlyWhileWanted(t *testing.T) {
 	const granted = 4 * time.Second
 	h, d := stuckCore(t, granted)
 	ts := actortest.Parts("t", 0, 1, 2, 3)
-	h.hold(d, ts[2:], claims.Blocked{Partition: ts[0], Session: 7}, claims.Blocked{Partition: ts[1], Session: 7})
+	h.hold(d, ts[2:], Blocked{Partition: ts[0], Session: 7}, Blocked{Partition: ts[1], Session: 7})
 	h.parts(parts(1, 1, 4, 1, 2, 3)) // t:0 is gone
 	h.advance(time.Second)           // settled: t:0 no longer wanted
-	if d := h.nextDesired(); len(d.Want) != 3 {
-		t.Fatalf("want %v, want t:0 dropped", d.Want)
+	if d := h.nextDesired(); len(d.Partitions) != 3 {
+		t.Fatalf("want %v, want t:0 dropped", d.Partitions)
 	}
 	after := 5*time.Second + (undeliveredFactor+1)*5*time.Second + granted + StuckMargin
 	h.advance(after - time.Second)
-	want := []claims.Stuck{{Session: 7, Parts: ts[1:2], HeldFor: after}}
+	want := []Stuck{{Session: 7, Partitions: ts[1:2], HeldFor: after}}
 	if got := h.takeStuck(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("reports %+v, want %+v", got, want)
 	}
 
 	h2, d2 := stuckCore(t, granted)
-	h2.hold(d2, ts[1:], claims.Blocked{Partition: ts[0], Session: 7})
-	h2.c.Session(session.State{Status: session.Up, SessionID: 2, Reconnects: 2, Timeout: granted})
+	h2.hold(d2, ts[1:], Blocked{Partition: ts[0], Session: 7})
+	h2.c.SessionChanged(session.State{Status: session.Up, SessionID: 2, Reconnects: 2, Timeout: granted})
 	h2.drain()
 	h2.advance(after)
 	if got := h2.takeStuck(); len(got) != 0 {
@@ -148,9 +147,9 @@ func TestCoreStuckHoldersSampled(t *testing.T) {
 	const granted = 4 * time.Second
 	h, d := stuckCore(t, granted)
 	ts := actortest.Parts("t", 0, 1, 2, 3)
-	h.hold(d, ts[1:], claims.Blocked{Partition: ts[0], Session: 7})
+	h.hold(d, ts[1:], Blocked{Partition: ts[0], Session: 7})
 	start := h.now
-	h.hold(d, ts[1:], claims.Blocked{Partition: ts[0], Session: 9}) // t:0 passed to session 9 at once
+	h.hold(d, ts[1:], Blocked{Partition: ts[0], Session: 9}) // t:0 passed to session 9 at once
 	if want := start.Add(holderSample); !h.wake.Equal(want) {
 		t.Fatalf("wake %v, want %v: the second Held taken a holderSample after the first", h.wake.Sub(t0), want.Sub(t0))
 	}
@@ -161,7 +160,7 @@ func TestCoreStuckHoldersSampled(t *testing.T) {
 		t.Fatalf("reported %+v: session 7 no longer holds t:0, and 9 not for long enough", got)
 	}
 	h.advance(holderSample)
-	want := []claims.Stuck{{Session: 9, Parts: ts[:1], HeldFor: after}}
+	want := []Stuck{{Session: 9, Partitions: ts[:1], HeldFor: after}}
 	if got := h.takeStuck(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("reports %+v, want %+v", got, want)
 	}

@@ -1,4 +1,4 @@
-package member
+package decision
 
 import (
 	"errors"
@@ -144,14 +144,14 @@ func TestCoreSettleIsCutShortByABurst(t *testing.T) {
 type brokenStrategy struct{ mode *string }
 
 func (b brokenStrategy) Name() string { return "broken" }
-func (b brokenStrategy) Assign(members []string, ps []Partition) (map[string][]Partition, error) {
+func (b brokenStrategy) Assign(members []string, ps []rebalance.Partition) (map[string][]rebalance.Partition, error) {
 	switch *b.mode {
 	case "panic":
 		panic("boom")
 	case "error":
 		return nil, errors.New("no")
 	case "drop":
-		return map[string][]Partition{members[0]: ps[1:]}, nil
+		return map[string][]rebalance.Partition{members[0]: ps[1:]}, nil
 	}
 	return rebalance.RoundRobin.Assign(members, ps)
 }
@@ -191,27 +191,27 @@ func TestCoreKeepsAssignmentWhenStrategyFails(t *testing.T) {
 func TestCoreDropsStaleComputations(t *testing.T) {
 	t.Parallel()
 	c := NewCore(Config{Member: "a", Strategy: "round-robin", ReleaseTimeout: time.Minute}, t0)
-	c.Session(session.State{Status: session.Up, SessionID: 1, Reconnects: 1})
-	c.Members(view(1, 1, 2, "a"))
-	c.Parts(parts(1, 1, 3, 0, 1))
+	c.SessionChanged(session.State{Status: session.Up, SessionID: 1, Reconnects: 1})
+	c.MembersRead(view(1, 1, 2, "a"))
+	c.PartitionsRead(parts(1, 1, 3, 0, 1))
 	first := c.Ready().Compute
 	if first == nil || !slices.Equal(first.Members, []string{"a"}) || first.Gen != 3 {
 		t.Fatalf("job %+v, want one over [a] at generation 3", first)
 	}
-	c.Members(view(1, 1, 4, "a", "b"))
+	c.MembersRead(view(1, 1, 4, "a", "b"))
 	second := c.Ready().Compute
 	if second == nil || second.ID == first.ID || second.Gen != 4 {
 		t.Fatalf("job %+v after b joined, want a new one at generation 4", second)
 	}
 	c.Computed(*first, actortest.Parts("t", 0, 1), nil)
-	if r := c.Ready(); r.Desired != nil || r.Publish != nil {
+	if r := c.Ready(); r.Want != nil || r.Publish != nil {
 		t.Fatalf("the overtaken job's answer was used: %+v", r)
 	}
-	c.Session(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 1})
-	c.Session(session.State{Status: session.Up, SessionID: 1, Reconnects: 2})
+	c.SessionChanged(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 1})
+	c.SessionChanged(session.State{Status: session.Up, SessionID: 1, Reconnects: 2})
 	c.Ready()
 	c.Computed(*second, actortest.Parts("t", 0), nil)
-	if r := c.Ready(); r.Desired != nil || r.Publish != nil {
+	if r := c.Ready(); r.Want != nil || r.Publish != nil {
 		t.Fatalf("an answer for the previous connection was used: %+v", r)
 	}
 }
@@ -223,8 +223,8 @@ func TestHandoffAddsOnlyClaimedPartitions(t *testing.T) {
 	h.members(view(1, 1, 2, "a"))
 	h.parts(parts(1, 1, 3, 0, 1, 2))
 	d := h.nextDesired()
-	if !eq(d.Want, actortest.Parts("t", 0, 1, 2)) || d.SessionID != 1 {
-		t.Fatalf("Desired = %+v, want all three in session 1", d)
+	if !eq(d.Partitions, actortest.Parts("t", 0, 1, 2)) || d.SessionID != 1 {
+		t.Fatalf("Want = %+v, want all three in session 1", d)
 	}
 	h.none() // nothing is assigned before the claims are known
 	// t:1 is still claimed by its previous owner.
@@ -256,8 +256,8 @@ func TestHandoffKeepsRevokedClaimUntilAck(t *testing.T) {
 	h.ack(first) // an old ack changes nothing
 	h.noDesired("on an ack of an Update before the revocation")
 	h.ack(u)
-	if d := h.nextDesired(); !eq(d.Want, actortest.Parts("t", 0, 2)) {
-		t.Fatalf("Desired after the ack = %v, want [t:0 t:2]", d.Want)
+	if d := h.nextDesired(); !eq(d.Partitions, actortest.Parts("t", 0, 2)) {
+		t.Fatalf("Want after the ack = %v, want [t:0 t:2]", d.Partitions)
 	}
 	h.ack(u) // idempotent
 	h.noDesired("on the same ack again")
@@ -274,7 +274,7 @@ func TestHandoffOlderAckKeepsNewerPartitions(t *testing.T) {
 	// b leaves: a takes t:1 and t:3 too.
 	h.members(view(1, 1, 4, "a"))
 	d := h.nextDesired()
-	h.grant(d, d.Want...)
+	h.grant(d, d.Partitions...)
 	second := h.next()
 	if !eq(second.Assigned, actortest.Parts("t", 0, 1, 2, 3)) {
 		t.Fatalf("second: %+v", second)
@@ -290,8 +290,8 @@ func TestHandoffOlderAckKeepsNewerPartitions(t *testing.T) {
 	h.ack(first)
 	h.noDesired("on an ack of the first update: it released claims the second started")
 	h.ack(third)
-	if d := h.nextDesired(); !eq(d.Want, actortest.Parts("t", 0, 2)) {
-		t.Fatalf("Desired after acking the third = %v", d.Want)
+	if d := h.nextDesired(); !eq(d.Partitions, actortest.Parts("t", 0, 2)) {
+		t.Fatalf("Want after acking the third = %v", d.Partitions)
 	}
 }
 
@@ -313,8 +313,8 @@ func TestHandoffReleaseTimeout(t *testing.T) {
 	h.advance(rt - time.Nanosecond)
 	h.noDesired("before the release timeout")
 	h.advance(time.Nanosecond)
-	if d := h.nextDesired(); !eq(d.Want, actortest.Parts("t", 0)) {
-		t.Fatalf("Desired after the release timeout = %v, want [t:0]", d.Want)
+	if d := h.nextDesired(); !eq(d.Partitions, actortest.Parts("t", 0)) {
+		t.Fatalf("Want after the release timeout = %v, want [t:0]", d.Partitions)
 	}
 	if !slices.ContainsFunc(h.logs, func(l Log) bool { return strings.Contains(l.Msg, "ReleaseTimeout") }) {
 		t.Errorf("logs %v, want the release timeout logged", h.logs)
@@ -332,8 +332,8 @@ func TestHandoffAckStopsReleaseTimer(t *testing.T) {
 		t.Fatal("no release timeout due after a revocation")
 	}
 	h.ack(u)
-	if d := h.nextDesired(); !eq(d.Want, actortest.Parts("t", 0)) {
-		t.Fatalf("Desired after the ack = %v, want [t:0]", d.Want)
+	if d := h.nextDesired(); !eq(d.Partitions, actortest.Parts("t", 0)) {
+		t.Fatalf("Want after the ack = %v, want [t:0]", d.Partitions)
 	}
 	if !h.wake.IsZero() {
 		t.Fatalf("wake at %v after the ack, want nothing due", h.wake.Sub(t0))
@@ -400,7 +400,7 @@ func TestGraceEndsWhenTheSessionIsLost(t *testing.T) {
 }
 
 // TestHandoffIgnoresOvertakenClaims is the case the chaos test found: a
-// Held report listing a claim that a later Desired has given up (and
+// Held report listing a claim that a later Want has given up (and
 // another member may have taken since) must not let the partition be
 // assigned again when it is wanted back.
 func TestHandoffIgnoresOvertakenClaims(t *testing.T) {
@@ -411,15 +411,15 @@ func TestHandoffIgnoresOvertakenClaims(t *testing.T) {
 	h.members(view(1, 1, 4, "a", "b"))
 	h.ack(h.next())
 	gaveUp := h.nextDesired()
-	if !eq(gaveUp.Want, actortest.Parts("t", 0)) {
-		t.Fatalf("Desired %v, want t:1 given up", gaveUp.Want)
+	if !eq(gaveUp.Partitions, actortest.Parts("t", 0)) {
+		t.Fatalf("Want %v, want t:1 given up", gaveUp.Partitions)
 	}
 	// The claims actor has not answered yet (its last report still lists
 	// t:1) when b leaves again.
 	h.members(view(1, 1, 5, "a"))
 	back := h.nextDesired()
-	if !eq(back.Want, actortest.Parts("t", 0, 1)) {
-		t.Fatalf("Desired %v, want t:1 back", back.Want)
+	if !eq(back.Partitions, actortest.Parts("t", 0, 1)) {
+		t.Fatalf("Want %v, want t:1 back", back.Partitions)
 	}
 	if u := h.next(); u.Generation != 5 || !eq(u.Assigned, actortest.Parts("t", 0)) {
 		t.Fatalf("update %+v on a stale report, want generation 5 with only t:0", u)
@@ -473,8 +473,8 @@ func TestHandoffKeepsUnackedClaimsUntilClaimsReport(t *testing.T) {
 			h.members(view(1, 2, 4, "a", "b"))
 			h.parts(parts(1, 2, 3, 0, 1))
 			d := h.nextDesired()
-			if !eq(d.Want, actortest.Parts("t", 0, 1)) || d.SessionID != 1 || d.Reconnects != 2 {
-				t.Fatalf("Desired %+v before the claims report, want [t:0 t:1] in session 1, reconnection 2: t:1 is not acked", d)
+			if !eq(d.Partitions, actortest.Parts("t", 0, 1)) || d.SessionID != 1 || d.Reconnects != 2 {
+				t.Fatalf("Want %+v before the claims report, want [t:0 t:1] in session 1, reconnection 2: t:1 is not acked", d)
 			}
 			if tt.grace == 0 || tt.lost {
 				if u := h.next(); u.Generation != 4 || len(u.Assigned) != 0 {
@@ -493,8 +493,8 @@ func TestHandoffKeepsUnackedClaimsUntilClaimsReport(t *testing.T) {
 			}
 			h.noDesired("on the claims report: t:1 given up before the ack")
 			h.ack(u)
-			if d := h.nextDesired(); !eq(d.Want, actortest.Parts("t", 0)) {
-				t.Fatalf("Desired after the ack = %v, want [t:0]", d.Want)
+			if d := h.nextDesired(); !eq(d.Partitions, actortest.Parts("t", 0)) {
+				t.Fatalf("Want after the ack = %v, want [t:0]", d.Partitions)
 			}
 		})
 	}
@@ -535,8 +535,8 @@ func TestHandoffReleaseTimeoutRunsThroughReconnect(t *testing.T) {
 			h.members(view(1, 2, 4, "a", "b"))
 			h.parts(parts(1, 2, 3, 0, 1))
 			d := h.nextDesired()
-			if !eq(d.Want, actortest.Parts("t", 0, 1)) {
-				t.Fatalf("Desired %v before the claims report and %v before the release timeout, want t:1 kept", d.Want, rt/2)
+			if !eq(d.Partitions, actortest.Parts("t", 0, 1)) {
+				t.Fatalf("Want %v before the claims report and %v before the release timeout, want t:1 kept", d.Partitions, rt/2)
 			}
 			if tt.beforeReport {
 				h.advance(rt / 2)
@@ -553,8 +553,8 @@ func TestHandoffReleaseTimeoutRunsThroughReconnect(t *testing.T) {
 				h.noDesired("before the release timeout: it restarted with the reconnection")
 				h.advance(time.Nanosecond)
 			}
-			if d := h.nextDesired(); !eq(d.Want, actortest.Parts("t", 0)) {
-				t.Fatalf("Desired %v once the release timeout has passed, want [t:0]", d.Want)
+			if d := h.nextDesired(); !eq(d.Partitions, actortest.Parts("t", 0)) {
+				t.Fatalf("Want %v once the release timeout has passed, want [t:0]", d.Partitions)
 			}
 		})
 	}
@@ -575,12 +575,12 @@ func TestHandoffDoesNotAddUpTargetsBeforeClaimsReport(t *testing.T) {
 	h.up(1, 2)
 	h.members(view(1, 2, 4, "a"))
 	h.parts(parts(1, 2, 5, 0, 1, 2))
-	if d := h.nextDesired(); !eq(d.Want, actortest.Parts("t", 0, 1, 2)) {
-		t.Fatalf("Desired %v after the first view, want [t:0 t:1 t:2]", d.Want)
+	if d := h.nextDesired(); !eq(d.Partitions, actortest.Parts("t", 0, 1, 2)) {
+		t.Fatalf("Want %v after the first view, want [t:0 t:1 t:2]", d.Partitions)
 	}
 	h.parts(parts(1, 2, 6, 0, 1, 3))
-	if d, want := h.nextDesired(), actortest.Parts("t", 0, 1, 3); !eq(d.Want, want) {
-		t.Fatalf("Desired %v after the second view, want %v: t:2 was never the consumer's", d.Want, want)
+	if d, want := h.nextDesired(), actortest.Parts("t", 0, 1, 3); !eq(d.Partitions, want) {
+		t.Fatalf("Want %v after the second view, want %v: t:2 was never the consumer's", d.Partitions, want)
 	}
 }
 
@@ -606,16 +606,16 @@ func TestHandoffAckFromCurrentBeforeDelivery(t *testing.T) {
 		t.Fatalf("Current after t:2 left: %+v", cur)
 	}
 	h.ack(cur)
-	if d := h.nextDesired(); !eq(d.Want, actortest.Parts("t", 0, 1, 2)) {
-		t.Fatalf("Desired after the ack = %v, want [t:0 t:1 t:2]", d.Want)
+	if d := h.nextDesired(); !eq(d.Partitions, actortest.Parts("t", 0, 1, 2)) {
+		t.Fatalf("Want after the ack = %v, want [t:0 t:1 t:2]", d.Partitions)
 	}
 	// Once the consumer receives it, the acked revocation of t:2 is
 	// released too.
 	if u := h.next(); !eq(u.Revoked, actortest.Parts("t", 2)) || u.Generation != cur.Generation {
 		t.Fatalf("delivered %+v, want the Update acked from Current", u)
 	}
-	if d := h.nextDesired(); !eq(d.Want, actortest.Parts("t", 0, 1)) {
-		t.Fatalf("Desired after the delivery = %v, want [t:0 t:1]", d.Want)
+	if d := h.nextDesired(); !eq(d.Partitions, actortest.Parts("t", 0, 1)) {
+		t.Fatalf("Want after the delivery = %v, want [t:0 t:1]", d.Partitions)
 	}
 }
 
@@ -650,7 +650,7 @@ func TestHandoffAckFromCurrentKeepsLaterRevocations(t *testing.T) {
 	// conservatively: the ack is older than the delivered Update that
 	// revoked it.
 	d := h.nextDesired()
-	if !eq(d.Want, actortest.Parts("t", 0, 1, 2, 3)) {
-		t.Fatalf("Desired after acking the Update from Current = %v, want t:4 released and t:2 kept", d.Want)
+	if !eq(d.Partitions, actortest.Parts("t", 0, 1, 2, 3)) {
+		t.Fatalf("Want after acking the Update from Current = %v, want t:4 released and t:2 kept", d.Partitions)
 	}
 }
