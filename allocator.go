@@ -12,7 +12,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/actor"
-	"github.com/zkalloc/zkalloc/claims"
+	"github.com/zkalloc/zkalloc/internal/claims"
 	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/internal/members"
 	"github.com/zkalloc/zkalloc/internal/partset"

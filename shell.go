@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc/actor"
-	"github.com/zkalloc/zkalloc/claims"
+	"github.com/zkalloc/zkalloc/internal/claims"
 	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/internal/seam"
 	"github.com/zkalloc/zkalloc/membership"

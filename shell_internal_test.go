@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc/actor"
-	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/claims"
 	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"

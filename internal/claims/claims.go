@@ -24,7 +24,7 @@ import (
 	"github.com/zkalloc/zkalloc/session"
 )
 
-// Config configures a [Claims] actor. Paths, Member and Session are
+// Config configures an [Actor]. Paths, Member and Session are
 // required.
 type Config struct {
 	Paths   zkpath.Group
@@ -39,12 +39,12 @@ type Config struct {
 	// stuck claim's holder's in the log (see [decision.Stuck]).
 	Strategy string
 	// CheckEvery is how often the claims held are checked for one deleted
-	// from outside (see [Claims]); 0 means the session timeout the server
+	// from outside (see [Actor]); 0 means the session timeout the server
 	// granted, a negative value never (for tests that count requests).
 	CheckEvery time.Duration
 }
 
-// Claims is the actor that holds this member's ownership claims, the
+// Actor is the actor that holds this member's ownership claims, the
 // ephemeral nodes <root>/groups/<group>/owners/<topic>:<id>, in line with
 // the latest [decision.Want] set, and reports what it holds as [decision.Held]. Beside
 // each claim stands its hold record, the persistent node
@@ -98,9 +98,9 @@ type Config struct {
 //
 // Held names the session holding each wanted claim it waits for; when
 // the member's core finds one held for longer than a hand-off can take,
-// it asks through [Claims.Stuck] for the holder to be looked up and
+// it asks through [Actor.Stuck] for the holder to be looked up and
 // logged (see logStuck).
-type Claims struct {
+type Actor struct {
 	cfg Config
 	in  *actor.Latest[decision.Want]
 	out *actor.Latest[decision.Held]
@@ -143,7 +143,7 @@ type Claims struct {
 }
 
 // New returns a claims actor; it starts nothing.
-func New(cfg Config) *Claims {
+func New(cfg Config) *Actor {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -153,7 +153,7 @@ func New(cfg Config) *Claims {
 	if len(cfg.ACL) == 0 {
 		cfg.ACL = zk.WorldACL(zk.PermAll)
 	}
-	return &Claims{
+	return &Actor{
 		cfg:        cfg,
 		in:         actor.NewLatest[decision.Want](),
 		out:        actor.NewLatest[decision.Held](),
@@ -179,19 +179,19 @@ func New(cfg Config) *Claims {
 
 // Want is where the actor takes the claims wanted from, latest-wins: the
 // member's loop sets it. Safe for concurrent use.
-func (c *Claims) Want() *actor.Latest[decision.Want] { return c.in }
+func (c *Actor) Want() *actor.Latest[decision.Want] { return c.in }
 
 // Held is where the actor reports the claims it holds, latest-wins: the
 // member's loop takes from it. Safe for concurrent use.
-func (c *Claims) Held() *actor.Latest[decision.Held] { return c.out }
+func (c *Actor) Held() *actor.Latest[decision.Held] { return c.out }
 
 // Stuck is where the actor takes the reports of stuck claims to log
 // from: the member's loop puts them. Safe for concurrent use.
-func (c *Claims) Stuck() *StuckBox { return c.box }
+func (c *Actor) Stuck() *StuckBox { return c.box }
 
 // Run keeps the claims until ctx is cancelled, and returns nil then. The
 // claims themselves go with the session when it is closed.
-func (c *Claims) Run(ctx context.Context) error {
+func (c *Actor) Run(ctx context.Context) error {
 	defer c.watches.Close()
 	defer c.checkTimer.Stop()
 	defer c.groups.timer.Stop()
@@ -234,7 +234,7 @@ func (c *Claims) Run(ctx context.Context) error {
 
 // onSession follows the session state just taken; fresh says it is Up on
 // a new connection.
-func (c *Claims) onSession(fresh bool) {
+func (c *Actor) onSession(fresh bool) {
 	st := c.loop.State()
 	switch st.Status {
 	case session.Up:
@@ -272,7 +272,7 @@ func (c *Claims) onSession(fresh bool) {
 
 // work brings the claims in line with the desired set in the current
 // session and reports what is held.
-func (c *Claims) work() error {
+func (c *Actor) work() error {
 	conn := c.loop.State().Conn
 	sid := conn.SessionID()
 	if sid != c.loop.State().SessionID {
@@ -379,7 +379,7 @@ func (c *Claims) work() error {
 }
 
 // armCheck sets the timer for the next check of the claims held.
-func (c *Claims) armCheck() {
+func (c *Actor) armCheck() {
 	every := c.cfg.CheckEvery
 	if every == 0 {
 		every = c.loop.State().Timeout
@@ -397,7 +397,7 @@ func (c *Claims) armCheck() {
 // returns the Stat's mark, if the node exists, for the base of the next
 // proof once the claims are checked. Once the node's child counter has
 // saturated, nothing can be told from it: every look checks every claim.
-func (c *Claims) lookAtOwners(conn zksession.Conn) (ownersMark, bool, error) {
+func (c *Actor) lookAtOwners(conn zksession.Conn) (ownersMark, bool, error) {
 	exists, stat, err := conn.Exists(c.cfg.Paths.Owners())
 	if err != nil {
 		return ownersMark{}, false, fmt.Errorf("read %s: %w", c.cfg.Paths.Owners(), err)
@@ -424,10 +424,10 @@ func (c *Claims) lookAtOwners(conn zksession.Conn) (ownersMark, bool, error) {
 	return m, exists, nil
 }
 
-func (c *Claims) path(p rebalance.Partition) string { return c.cfg.Paths.Owners() + "/" + p.String() }
+func (c *Actor) path(p rebalance.Partition) string { return c.cfg.Paths.Owners() + "/" + p.String() }
 
 // outcome is what one request sequence on one claim found. The sequences
-// run concurrently; only [Claims.apply], on the actor's goroutine, changes
+// run concurrently; only [Actor.apply], on the actor's goroutine, changes
 // the actor's state from them.
 type outcome struct {
 	state   claimState
@@ -453,7 +453,7 @@ const (
 
 // apply records the outcomes of ps and returns the first error, after
 // recording every success.
-func (c *Claims) apply(ps []rebalance.Partition, results []outcome) error {
+func (c *Actor) apply(ps []rebalance.Partition, results []outcome) error {
 	var first error
 	for i, p := range ps {
 		r := results[i]
@@ -508,7 +508,7 @@ func inParallel(ps []rebalance.Partition, f func(rebalance.Partition) outcome) [
 // node, that p's claim is still ours. One that is not, while its hold
 // record still names this session, has vanished: nobody else can take it,
 // but the member must stop using it (see holds.go).
-func (c *Claims) check(conn zksession.Conn, p rebalance.Partition, sid int64) outcome {
+func (c *Actor) check(conn zksession.Conn, p rebalance.Partition, sid int64) outcome {
 	exists, stat, err := conn.Exists(c.path(p))
 	switch {
 	case err != nil:
@@ -535,13 +535,13 @@ func (c *Claims) check(conn zksession.Conn, p rebalance.Partition, sid int64) ou
 	return outcome{state: stateNotHeld}
 }
 
-func (c *Claims) ownedBefore(owner int64) bool {
+func (c *Actor) ownedBefore(owner int64) bool {
 	_, ok := c.sessions[owner]
 	return ok && owner != 0
 }
 
 // report publishes what is held.
-func (c *Claims) report(sid int64) {
+func (c *Actor) report(sid int64) {
 	list := make([]rebalance.Partition, 0, len(c.ours))
 	for p := range c.ours {
 		list = append(list, p)

@@ -14,8 +14,8 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/actor"
-	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/claims"
 	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
@@ -25,7 +25,7 @@ import (
 )
 
 // The claims actor against a real ZooKeeper: each claimer is a session and
-// a Claims actor in one actor.Group, fed Want snapshots by the test.
+// an Actor in one actor.Group, fed Want snapshots by the test.
 
 // claimWait bounds every wait for the actors; generous for a loaded machine.
 const claimWait = 10 * time.Second

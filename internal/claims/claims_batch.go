@@ -41,7 +41,7 @@ const releaseBatchesInFlight = 16
 // free, or held by a session that has ended, are taken in batches again.
 // What is left, claims left by an earlier session of ours and batches
 // whose outcome is unknown (the connection dropped), is claimed one at a
-// time by [Claims.acquire], which finds a claim of ours that was created
+// time by [Actor.acquire], which finds a claim of ours that was created
 // after all.
 //
 // If the first round of batches leaves claims to look at, created (if
@@ -49,8 +49,8 @@ const releaseBatchesInFlight = 16
 // their outcomes before the looks begin: a member joining a large group
 // finds most of what it wants held by others, and one request per claim
 // takes seconds; what it holds already is reported without waiting for
-// them (see [Claims.work]).
-func (c *Claims) acquireAll(conn zksession.Conn, ps []rebalance.Partition, sid int64, ls *lives, created func(idx []int, results []outcome)) []outcome {
+// them (see [Actor.work]).
+func (c *Actor) acquireAll(conn zksession.Conn, ps []rebalance.Partition, sid int64, ls *lives, created func(idx []int, results []outcome)) []outcome {
 	if len(ps) < 2 {
 		return inParallel(ps, func(p rebalance.Partition) outcome { return c.acquire(conn, p, sid, ls) })
 	}
@@ -144,7 +144,7 @@ func (c *Claims) acquireAll(conn zksession.Conn, ps []rebalance.Partition, sid i
 // batch rolled back because one of them was held (its claim or hold
 // record existed), culprit[i] (if culprit is not nil) is the index into
 // ps of that one, the first of the batch that failed; -1 for the others.
-func (c *Claims) createAll(conn zksession.Conn, ps []rebalance.Partition, idx []int, sid int64, replace []int32, results []outcome, status []batchOutcome, culprit []int) {
+func (c *Actor) createAll(conn zksession.Conn, ps []rebalance.Partition, idx []int, sid int64, replace []int32, results []outcome, status []batchOutcome, culprit []int) {
 	ts := make([]take, len(idx))
 	for k, i := range idx {
 		ts[k] = take{p: ps[i], replace: noRecord}
@@ -252,7 +252,7 @@ func errSessionMoved(sid int64, what string) error {
 // claims_group.go): it returns the claims to look at (each batch's
 // culprit, and the claims not to group) and those that were free, and
 // fills deferred with the claims after each culprit, by its index.
-func (c *Claims) group(ps []rebalance.Partition, rolledBack, culprit []int, deferred map[int][]int) (look, free []int) {
+func (c *Actor) group(ps []rebalance.Partition, rolledBack, culprit []int, deferred map[int][]int) (look, free []int) {
 	for _, i := range rolledBack {
 		_, unsure := c.unsure[ps[i]]
 		w := culprit[i]

@@ -34,7 +34,7 @@ func (c ownersConn) Exists(string) (bool, *zk.Stat, error) {
 	return true, &st, nil
 }
 
-func testClaims(logger *slog.Logger) *Claims {
+func testClaims(logger *slog.Logger) *Actor {
 	return New(Config{
 		Paths:   zkpath.Group{Root: "/zkalloc", Group: "g"},
 		Member:  "m",

@@ -18,7 +18,7 @@ import (
 // acquire tries to take p: to create its claim and hold record, replacing
 // a record left by a session that has ended. If another session holds
 // either, it arms a watch and reports p waiting.
-func (c *Claims) acquire(conn zksession.Conn, p rebalance.Partition, sid int64, ls *lives) outcome {
+func (c *Actor) acquire(conn zksession.Conn, p rebalance.Partition, sid int64, ls *lives) outcome {
 	t := take{p: p, replace: noRecord}
 	for attempt := 0; attempt < 5; attempt++ {
 		ops, opOf := c.takeOps([]take{t}, sid)
@@ -75,7 +75,7 @@ func (c *Claims) acquire(conn zksession.Conn, p rebalance.Partition, sid int64, 
 
 // ensureParents creates the parents of the claims and of the hold records,
 // for a group's first claims.
-func (c *Claims) ensureParents(conn zksession.Conn) error {
+func (c *Actor) ensureParents(conn zksession.Conn) error {
 	for _, dir := range []string{c.cfg.Paths.Owners(), c.cfg.Paths.Holds()} {
 		if err := zkpath.Ensure(conn, dir, c.cfg.ACL...); err != nil {
 			return fmt.Errorf("create %s: %w", dir, err)
@@ -124,7 +124,7 @@ type opRef struct {
 // each (or one per batch, and a race with whoever deletes them
 // meanwhile). The claim's version becomes 1; nothing reads it but the
 // release, which deletes at the version it read.
-func (c *Claims) takeOps(ts []take, sid int64) ([]any, []opRef) {
+func (c *Actor) takeOps(ts []take, sid int64) ([]any, []opRef) {
 	data, hold := []byte(c.cfg.Member), holdData(sid, c.cfg.Member)
 	ops := make([]any, 0, 3*len(ts)+1)
 	refs := make([]opRef, 0, cap(ops))
@@ -144,7 +144,7 @@ func (c *Claims) takeOps(ts []take, sid int64) ([]any, []opRef) {
 
 // takeBytes is about how many bytes of request taking t adds: each
 // operation's path, data and headers (with the ACL).
-func (c *Claims) takeBytes(t take) int {
+func (c *Actor) takeBytes(t take) int {
 	claim, record := len(c.path(t.p))+64, len(c.record(t.p))+64
 	n := claim + len(c.cfg.Member) + record + maxHoldData
 	if t.replace != noRecord {
@@ -179,7 +179,7 @@ func tokenOf(res []zk.MultiResponse) int64 {
 	return res[len(res)-1].Stat.Czxid
 }
 
-// looked is what [Claims.look] or [Claims.lookClaim] found.
+// looked is what [Actor.look] or [Actor.lookClaim] found.
 type looked struct {
 	r            outcome // for foundFinal
 	found        claimFound
@@ -205,7 +205,7 @@ const (
 // p taken over. Without a record, or with one of this actor's, it looks
 // at the claim (see lookClaim); one of this session without the claim
 // is a claim that vanished.
-func (c *Claims) look(conn zksession.Conn, p rebalance.Partition, sid int64, ls *lives) looked {
+func (c *Actor) look(conn zksession.Conn, p rebalance.Partition, sid int64, ls *lives) looked {
 	return c.lookWatching(conn, p, sid, ls, true)
 }
 
@@ -214,11 +214,11 @@ func (c *Claims) look(conn zksession.Conn, p rebalance.Partition, sid int64, ls 
 // record without a watch, which would only fire when the take-over
 // deletes the record (a notification per partition), and reads it again
 // with one if the holder turns out alive after all.
-func (c *Claims) lookExpectingEnded(conn zksession.Conn, p rebalance.Partition, sid int64, ls *lives) looked {
+func (c *Actor) lookExpectingEnded(conn zksession.Conn, p rebalance.Partition, sid int64, ls *lives) looked {
 	return c.lookWatching(conn, p, sid, ls, false)
 }
 
-func (c *Claims) lookWatching(conn zksession.Conn, p rebalance.Partition, sid int64, ls *lives, watch bool) looked {
+func (c *Actor) lookWatching(conn zksession.Conn, p rebalance.Partition, sid int64, ls *lives, watch bool) looked {
 	h := c.lookRecord(conn, p, sid, ls, watch)
 	if !watch && (h.found == holdLive || h.found == holdForeign) {
 		h = c.lookRecord(conn, p, sid, ls, true) // to wait on it
@@ -255,7 +255,7 @@ func (c *Claims) lookWatching(conn zksession.Conn, p rebalance.Partition, sid in
 // (foundStale, to delete and create again), or no claim (foundFree,
 // released meanwhile; the watch then fires for our own create and is
 // dropped).
-func (c *Claims) lookClaim(conn zksession.Conn, p rebalance.Partition, sid int64) looked {
+func (c *Actor) lookClaim(conn zksession.Conn, p rebalance.Partition, sid int64) looked {
 	exists, stat, watch, err := conn.ExistsW(c.path(p))
 	switch {
 	case err != nil:

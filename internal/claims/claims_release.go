@@ -21,7 +21,7 @@ import (
 // is still the current session's, in one multi-operation (see holds.go).
 // A claim that is gone, or another's, leaves the hold record, which is
 // deleted if it names this session.
-func (c *Claims) release(conn zksession.Conn, p rebalance.Partition, sid int64) outcome {
+func (c *Actor) release(conn zksession.Conn, p rebalance.Partition, sid int64) outcome {
 	for attempt := 0; attempt < 5; attempt++ {
 		r, version, ours := c.readToRelease(conn, p, sid)
 		if !ours {
@@ -63,7 +63,7 @@ func releaseOps(claim, record string, version int32) []any {
 // readToRelease reads p's claim and reports whether it is session sid's,
 // to be deleted at the version returned; if not, the outcome is final,
 // and this session's hold record, if one stands, has been released.
-func (c *Claims) readToRelease(conn zksession.Conn, p rebalance.Partition, sid int64) (r outcome, version int32, ours bool) {
+func (c *Actor) readToRelease(conn zksession.Conn, p rebalance.Partition, sid int64) (r outcome, version int32, ours bool) {
 	_, stat, err := conn.Get(c.path(p))
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
@@ -80,7 +80,7 @@ func (c *Claims) readToRelease(conn zksession.Conn, p rebalance.Partition, sid i
 	return outcome{state: stateNotHeld}, 0, false
 }
 
-// releaseAll releases ps. Like [Claims.release] it reads each claim first,
+// releaseAll releases ps. Like [Actor.release] it reads each claim first,
 // one request each, and deletes only those of session sid, with their
 // hold records, but it deletes them in batches, each one multi-operation
 // whose deletes of claims also check that the node is still the version
@@ -93,7 +93,7 @@ func (c *Claims) readToRelease(conn zksession.Conn, p rebalance.Partition, sid i
 //
 // A release of many claims first deletes, without reading them, those it
 // can prove this session's (see claims_proof.go).
-func (c *Claims) releaseAll(conn zksession.Conn, ps []rebalance.Partition, sid int64) []outcome {
+func (c *Actor) releaseAll(conn zksession.Conn, ps []rebalance.Partition, sid int64) []outcome {
 	if len(ps) <= provenReleaseAbove || !c.baseOK {
 		return c.releaseRead(conn, ps, sid)
 	}
@@ -127,8 +127,8 @@ func (c *Claims) releaseAll(conn zksession.Conn, ps []rebalance.Partition, sid i
 	return results
 }
 
-// releaseRead is [Claims.releaseAll] with a read of every claim.
-func (c *Claims) releaseRead(conn zksession.Conn, ps []rebalance.Partition, sid int64) []outcome {
+// releaseRead is [Actor.releaseAll] with a read of every claim.
+func (c *Actor) releaseRead(conn zksession.Conn, ps []rebalance.Partition, sid int64) []outcome {
 	if len(ps) < 2 {
 		return inParallel(ps, func(p rebalance.Partition) outcome { return c.release(conn, p, sid) })
 	}
@@ -178,6 +178,6 @@ func (c *Claims) releaseRead(conn zksession.Conn, ps []rebalance.Partition, sid 
 
 // releaseBytes is about how many bytes of request releasing p adds: the
 // deletes of its claim and hold record, each path with its headers.
-func (c *Claims) releaseBytes(p rebalance.Partition) int {
+func (c *Actor) releaseBytes(p rebalance.Partition) int {
 	return len(c.path(p)) + 64 + len(c.record(p)) + 64
 }

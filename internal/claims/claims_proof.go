@@ -98,13 +98,13 @@ func markOf(st *zk.Stat) ownersMark {
 // int32 arithmetic wraps like the server's counters. The count of creates
 // only grows until it saturates, so m not saturated means it was not at
 // the base either, nor in between.
-func (c *Claims) proves(m ownersMark) bool {
+func (c *Actor) proves(m ownersMark) bool {
 	return c.baseOK && !m.saturated && m.czxid == c.base.czxid && m.twice-c.base.twice == 2*c.gone.Load()
 }
 
 // rebase makes m, read when every claim in ours was this session's, the
 // base of the next proof; a saturated m is none.
-func (c *Claims) rebase(m ownersMark) {
+func (c *Actor) rebase(m ownersMark) {
 	c.base, c.baseOK = m, !m.saturated
 	c.gone.Store(0)
 }
@@ -112,7 +112,7 @@ func (c *Claims) rebase(m ownersMark) {
 // warnSaturated logs, once per actor, that the owners node's counter has
 // saturated. Only then can the node be deleted: the delete fails while
 // any claim is under it.
-func (c *Claims) warnSaturated() {
+func (c *Actor) warnSaturated() {
 	if c.saturatedLogged {
 		return
 	}
@@ -122,7 +122,7 @@ func (c *Claims) warnSaturated() {
 }
 
 // readOwners reads the owners node's Stat.
-func (c *Claims) readOwners(conn zksession.Conn) (m ownersMark, exists bool, err error) {
+func (c *Actor) readOwners(conn zksession.Conn) (m ownersMark, exists bool, err error) {
 	exists, st, err := conn.Exists(c.cfg.Paths.Owners())
 	if err != nil || !exists {
 		return ownersMark{}, exists, err
@@ -132,7 +132,7 @@ func (c *Claims) readOwners(conn zksession.Conn) (m ownersMark, exists bool, err
 
 // baseFromNothing makes the owners node, as it is now, the base while
 // this session holds no claim, and creates it if it is missing.
-func (c *Claims) baseFromNothing(conn zksession.Conn) {
+func (c *Actor) baseFromNothing(conn zksession.Conn) {
 	m, exists, err := c.readOwners(conn)
 	if err == nil && !exists && zkpath.Ensure(conn, c.cfg.Paths.Owners(), c.cfg.ACL...) == nil {
 		m, exists, err = c.readOwners(conn)
@@ -143,7 +143,7 @@ func (c *Claims) baseFromNothing(conn zksession.Conn) {
 }
 
 // deleted counts n deletes of claims by this actor that succeeded.
-func (c *Claims) deleted(n int) { c.gone.Add(int32(n)) }
+func (c *Actor) deleted(n int) { c.gone.Add(int32(n)) }
 
 // releaseProven deletes the claims of ps, all in ours, and their hold
 // records, in batches without reading them, for as long as the owners
@@ -151,7 +151,7 @@ func (c *Claims) deleted(n int) { c.gone.Add(int32(n)) }
 // and returns the indexes into ps of the others, to release with reads.
 // A batch with a hold record missing (deleted from outside) fails, and is
 // released with reads.
-func (c *Claims) releaseProven(conn zksession.Conn, ps []rebalance.Partition, sid int64, results []outcome) (left []int) {
+func (c *Actor) releaseProven(conn zksession.Conn, ps []rebalance.Partition, sid int64, results []outcome) (left []int) {
 	bounds := batches(len(ps), func(i int) int { return c.releaseBytes(ps[i]) })
 	nb := len(bounds) - 1
 	done := make([]bool, nb)
@@ -195,7 +195,7 @@ func (c *Claims) releaseProven(conn zksession.Conn, ps []rebalance.Partition, si
 }
 
 // deleteCounted is conn.Delete, counting a delete that succeeded.
-func (c *Claims) deleteCounted(conn zksession.Conn, path string, version int32) error {
+func (c *Actor) deleteCounted(conn zksession.Conn, path string, version int32) error {
 	err := conn.Delete(path, version)
 	if err == nil {
 		c.deleted(1)
@@ -205,7 +205,7 @@ func (c *Claims) deleteCounted(conn zksession.Conn, path string, version int32) 
 
 // multiCounted is conn.Multi of deletes, of which claims are of claims,
 // counting those if it succeeded.
-func (c *Claims) multiCounted(conn zksession.Conn, ops []any, claims int) error {
+func (c *Actor) multiCounted(conn zksession.Conn, ops []any, claims int) error {
 	_, err := conn.Multi(ops...)
 	if err == nil {
 		c.deleted(claims)

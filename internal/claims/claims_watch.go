@@ -19,7 +19,7 @@ import (
 
 // fired notes that the claim a watch waited on changed: the next attempt
 // tries it again.
-func (c *Claims) fired(f zkwatch.Fired) {
+func (c *Actor) fired(f zkwatch.Fired) {
 	if sid, ok := parseSessionKey(f.Key); ok {
 		// The member node of a holder whose hold records are waited on.
 		delete(c.sessionWatched, sid)
@@ -45,7 +45,7 @@ func (c *Claims) fired(f zkwatch.Fired) {
 
 // wake makes the next attempt try p again, and the claims that waited
 // with it.
-func (c *Claims) wake(p rebalance.Partition) {
+func (c *Actor) wake(p rebalance.Partition) {
 	delete(c.waiting, p)
 	c.endGroup(p)
 	c.dirty = true
@@ -69,7 +69,7 @@ func parseSessionKey(key string) (int64, bool) {
 // attempt claims them all: a member handing off thousands of partitions
 // releases them a batch at a time, and an attempt per claim, each going
 // over every wanted and held claim, would take minutes.
-func (c *Claims) drainFired() {
+func (c *Actor) drainFired() {
 	for {
 		select {
 		case f := <-c.watches.C():
@@ -81,7 +81,7 @@ func (c *Claims) drainFired() {
 }
 
 // forgetWatches forgets every watch: they may not have survived.
-func (c *Claims) forgetWatches() {
+func (c *Actor) forgetWatches() {
 	c.watches.Reset()
 	clear(c.waiting)
 	c.groups.clear()
@@ -94,7 +94,7 @@ func (c *Claims) forgetWatches() {
 // waitSession has p wait for the end of session sid too, which holds its
 // hold record: the watch on sid's member node, armed once for all the
 // claims that wait on sid.
-func (c *Claims) waitSession(p rebalance.Partition, sid int64, l *life) {
+func (c *Actor) waitSession(p rebalance.Partition, sid int64, l *life) {
 	if !c.sessionWatched[sid] && l.watch != nil {
 		c.watches.Add(sessionKey(sid), l.watch)
 		c.sessionWatched[sid] = true
@@ -106,7 +106,7 @@ func (c *Claims) waitSession(p rebalance.Partition, sid int64, l *life) {
 // rewatch arms again the watches on the member nodes of the holders
 // whose node changed but may still live (see fired), and wakes the claims
 // that wait on those that have ended.
-func (c *Claims) rewatch(conn zksession.Conn, ls *lives) error {
+func (c *Actor) rewatch(conn zksession.Conn, ls *lives) error {
 	for sid, member := range c.rewatching {
 		if c.sessionWatched[sid] {
 			delete(c.rewatching, sid) // watched again meanwhile

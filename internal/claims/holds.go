@@ -87,9 +87,9 @@ func parseHold(data []byte) (sid int64, member string, ok bool) {
 	return int64(u), member, true
 }
 
-func (c *Claims) record(p rebalance.Partition) string { return c.cfg.Paths.Holds() + "/" + p.String() }
+func (c *Actor) record(p rebalance.Partition) string { return c.cfg.Paths.Holds() + "/" + p.String() }
 
-// holdFound is what [Claims.lookRecord] found of a partition's hold record.
+// holdFound is what [Actor.lookRecord] found of a partition's hold record.
 type holdFound int
 
 const (
@@ -163,7 +163,7 @@ func (ls *lives) of(conn zksession.Conn, paths zkpath.Group, sid int64, member s
 
 // lookRecord reads p's hold record, with a watch if watch is set, and says
 // what it names. The record's session is looked up in ls.
-func (c *Claims) lookRecord(conn zksession.Conn, p rebalance.Partition, sid int64, ls *lives, watch bool) holdLook {
+func (c *Actor) lookRecord(conn zksession.Conn, p rebalance.Partition, sid int64, ls *lives, watch bool) holdLook {
 	var data []byte
 	var stat *zk.Stat
 	var w <-chan zk.Event
@@ -200,7 +200,7 @@ func (c *Claims) lookRecord(conn zksession.Conn, p rebalance.Partition, sid int6
 }
 
 // logForeign logs, once per partition, a hold record that is not one.
-func (c *Claims) logForeign(p rebalance.Partition, data []byte) {
+func (c *Actor) logForeign(p rebalance.Partition, data []byte) {
 	c.foreignMu.Lock()
 	defer c.foreignMu.Unlock()
 	if c.foreign[p] {
@@ -214,7 +214,7 @@ func (c *Claims) logForeign(p rebalance.Partition, data []byte) {
 		"path", c.record(p), "data", fmt.Sprintf("%q", data))
 }
 
-// hold is what [Claims.readHold] found of a hold record.
+// hold is what [Actor.readHold] found of a hold record.
 type hold struct {
 	present bool
 	mine    bool // it names session sid (or, if asked, an earlier session of this actor)
@@ -224,7 +224,7 @@ type hold struct {
 // readHold reads p's hold record and reports whether it names session
 // sid (or, with before, an earlier session of this actor), and its
 // version.
-func (c *Claims) readHold(conn zksession.Conn, p rebalance.Partition, sid int64, before bool) (hold, error) {
+func (c *Actor) readHold(conn zksession.Conn, p rebalance.Partition, sid int64, before bool) (hold, error) {
 	data, stat, err := conn.Get(c.record(p))
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
@@ -240,7 +240,7 @@ func (c *Claims) readHold(conn zksession.Conn, p rebalance.Partition, sid int64,
 // earlier session of this actor: the claim is gone or another's, and the
 // partition is given up. The record may have been read at version; if it
 // has changed since, it is read again.
-func (c *Claims) releaseHold(conn zksession.Conn, p rebalance.Partition, sid int64, version int32, read bool) error {
+func (c *Actor) releaseHold(conn zksession.Conn, p rebalance.Partition, sid int64, version int32, read bool) error {
 	for attempt := 0; attempt < 5; attempt++ {
 		if !read {
 			h, err := c.readHold(conn, p, sid, true)
@@ -266,7 +266,7 @@ func (c *Claims) releaseHold(conn zksession.Conn, p rebalance.Partition, sid int
 
 // releaseVanished releases the hold records of ps, vanished claims no
 // longer wanted, at the versions read.
-func (c *Claims) releaseVanished(conn zksession.Conn, ps []rebalance.Partition, sid int64) []outcome {
+func (c *Actor) releaseVanished(conn zksession.Conn, ps []rebalance.Partition, sid int64) []outcome {
 	versions := make([]int32, len(ps))
 	for i, p := range ps {
 		versions[i] = c.vanished[p]

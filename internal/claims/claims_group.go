@@ -84,7 +84,7 @@ func (g *groups) clear() {
 
 // endGroup ends the wait of the claims deferred behind p, whose watch
 // fired: the next attempt tries them again.
-func (c *Claims) endGroup(p rebalance.Partition) {
+func (c *Actor) endGroup(p rebalance.Partition) {
 	for _, q := range c.groups.behind[p] {
 		delete(c.waiting, q)
 	}
@@ -95,7 +95,7 @@ func (c *Claims) endGroup(p rebalance.Partition) {
 // ungroupOld ends the wait of the groups that have waited groupWait; the
 // next attempt looks at their claims one by one. It re-arms the timer for
 // the next group due.
-func (c *Claims) ungroupOld() {
+func (c *Actor) ungroupOld() {
 	g := &c.groups
 	now := c.cfg.Clock.Now()
 	g.due = time.Time{}

@@ -11,8 +11,8 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/actor"
-	"github.com/zkalloc/zkalloc/claims"
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/claims"
 	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"

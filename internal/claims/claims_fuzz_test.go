@@ -28,7 +28,7 @@ func FuzzClaimNode(f *testing.F) {
 		if rebalance.ValidateTopic(topic) != nil || id < 0 {
 			return
 		}
-		c := &Claims{cfg: Config{Paths: zkpath.Group{Root: "/zkalloc", Group: "g"}, Member: member}}
+		c := &Actor{cfg: Config{Paths: zkpath.Group{Root: "/zkalloc", Group: "g"}, Member: member}}
 		claim := c.path(p)
 		if dir := path.Dir(claim); dir != c.cfg.Paths.Owners() {
 			t.Fatalf("claim of %#v at %q: parent %q, want %q", p, claim, dir, c.cfg.Paths.Owners())

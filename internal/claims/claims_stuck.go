@@ -32,7 +32,7 @@ import (
 // of the group holding claims under its owners. The log names the holder
 // and, from its member node, its strategy and version: an error when the
 // strategy differs from this member's, a warning otherwise.
-func (c *Claims) logStuck(s decision.Stuck) {
+func (c *Actor) logStuck(s decision.Stuck) {
 	if len(s.Partitions) == 0 {
 		return
 	}
