@@ -53,7 +53,7 @@ type Blocked struct {
 	Session   int64 // the claim's ephemeral owner
 }
 
-// Stuck asks the claims actor to look up who holds Parts, the wanted
+// Stuck asks the claims actor to look up who holds Partitions, the wanted
 // claims that Session has held for HeldFor, longer than a hand-off can
 // take, and to log it. The core decides when (see stuck.go); the claims
 // actor only reads the holder's nodes.
