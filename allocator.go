@@ -90,7 +90,7 @@ func New(cfg Config) (*Allocator, error) {
 	sessCfg := zksession.Config{Servers: cfg.Servers, Timeout: cfg.SessionTimeout, Auth: auth, WrapConn: cfg.wrapConn, Logger: log}
 	if cfg.DisconnectGrace > 0 {
 		// Partitions kept while disconnected rest on the lease alone: it
-		// must be one that a deposed leader cannot renew (session/lease.go).
+		// must be one that a deposed leader cannot renew (internal/zksession/lease.go).
 		sessCfg.QuorumCheck = paths.Dir()
 	}
 	sess := zksession.New(sessCfg)
@@ -202,7 +202,7 @@ func (a *Allocator) Start(ctx context.Context) error {
 // Start has returned is logged: nobody may be waiting for it but the
 // consumer, who sees Updates close and gets it from Close.
 func (a *Allocator) run(ctx context.Context) {
-	// The member actor returns once it has drained (its consumer acked
+	// The member loop (shell) returns once it has drained (its consumer acked
 	// the Update revoking everything, or ReleaseTimeout passed): from then
 	// on the claims may go with the session, so it calls stopSession. Doing
 	// so then, not after every actor has returned, also fails the requests

@@ -131,7 +131,7 @@ func events(prev, next Stats) []Event {
 
 // reportMetrics calls Config.Metrics with what changed in the stats, from
 // this goroutine of its own, until stop is closed; then once more, so the
-// last counts are reported before Close returns. The member actor only
+// last counts are reported before Close returns. The member loop only
 // stores a snapshot and drops a token in a channel: a slow hook delays
 // nothing but its own Events, which then come coalesced.
 func (a *Allocator) reportMetrics(stop <-chan struct{}) {

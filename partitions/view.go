@@ -29,6 +29,7 @@ type TopicError struct {
 	Err   error
 }
 
+// Error says which topic and why: topic "name": the reason.
 func (e TopicError) Error() string { return fmt.Sprintf("topic %q: %v", e.Topic, e.Err) }
 
 // Equal reports whether v and w say the same: the same partitions and

@@ -23,6 +23,8 @@ const (
 	Closed
 )
 
+// String returns the status in lower case: "connecting", "up",
+// "suspended", "lost" or "closed".
 func (s Status) String() string {
 	switch s {
 	case Connecting:

@@ -361,7 +361,7 @@ func (m *Member) WaitAcked(ctx context.Context) error {
 // Name returns the member's name.
 func (m *Member) Name() string { return m.name }
 
-// feed stands for the membership and partitions actors: it sends the
+// feed stands for the members and partset actors: it sends the
 // member and partition views, read in the member's session, whenever they
 // change.
 func (m *Member) feed(ctx context.Context) error {

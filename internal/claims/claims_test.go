@@ -82,7 +82,7 @@ func startClaimerWith(t *testing.T, servers []string, name string, timeout time.
 }
 
 // register creates the claimer's member node in its current session, as
-// the membership actor would: takers judge from it whether the session
+// the members actor would: takers judge from it whether the session
 // named by a hold record lives.
 func (c *claimer) register() {
 	c.t.Helper()

@@ -21,7 +21,7 @@ import (
 	"github.com/zkalloc/zkalloc/session"
 )
 
-// The hold records (claims/holds.go): a partition moves only on its
+// The hold records (internal/claims/holds.go): a partition moves only on its
 // holder's release or the end of its holder's session, whoever deletes
 // its claim.
 

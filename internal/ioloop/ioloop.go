@@ -1,4 +1,4 @@
-// Package ioloop is the skeleton the I/O actors (membership, partitions,
+// Package ioloop is the skeleton the I/O actors (members, partset,
 // claims) share: take the session state, notice a new connection, reset
 // the retry pacer, attempt the ZooKeeper work while Up. Written once, so
 // that a fix to it lands in all three.

@@ -68,7 +68,7 @@ type Actor struct {
 	seatWatch <-chan zk.Event                  // on the seat list
 }
 
-// New returns a membership actor; it starts nothing.
+// New returns a members actor; it starts nothing.
 func New(cfg Config) *Actor {
 	if cfg.Resync == 0 {
 		cfg.Resync = 30 * time.Second

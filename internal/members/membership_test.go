@@ -19,7 +19,7 @@ import (
 	"github.com/zkalloc/zkalloc/membership"
 )
 
-// The membership actor against a real ZooKeeper: each member is a session
+// The members actor against a real ZooKeeper: each member is a session
 // and an Actor in one actor.Group.
 
 // wait bounds every wait for the actors; generous for a loaded machine.
@@ -27,7 +27,7 @@ const wait = 10 * time.Second
 
 var paths = zkpath.Group{Root: "/zkalloc", Group: "members"}
 
-// member runs a session and a membership actor.
+// member runs a session and a members actor.
 type member struct {
 	t     *testing.T
 	name  string
