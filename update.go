@@ -18,5 +18,6 @@ type Partition = rebalance.Partition
 // partition's fencing token. It is a value: nothing in it changes after
 // it is published, and its slices must not be modified. It is defined
 // with the member's decisions, which make it, and its fields and methods
-// are documented there.
+// are documented there: go doc
+// github.com/zkalloc/zkalloc/internal/decision Update.
 type Update = decision.Update
