@@ -36,7 +36,7 @@ test: zookeeper
 bench: zookeeper
 	cd bench && $(GO) test -run TestTable -v -table -out RESULTS.md -timeout 60m .
 	$(GO) test -run XXX -bench Convergence -benchtime 20x -timeout 60m .
-	$(GO) test -run XXX -bench SessionResume -benchtime 20x ./session
+	$(GO) test -run XXX -bench SessionResume -benchtime 20x ./internal/zksession
 
 ## demo: a local ZooKeeper and a few members in one process.
 demo: zookeeper

@@ -12,12 +12,13 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/actor"
-	"github.com/zkalloc/zkalloc/claims"
+	"github.com/zkalloc/zkalloc/internal/claims"
+	"github.com/zkalloc/zkalloc/internal/decision"
+	"github.com/zkalloc/zkalloc/internal/members"
+	"github.com/zkalloc/zkalloc/internal/partset"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/membership"
-	"github.com/zkalloc/zkalloc/partitions"
-	"github.com/zkalloc/zkalloc/rebalance/member"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 var (
@@ -49,10 +50,10 @@ var (
 type Allocator struct {
 	cfg Config
 
-	sess    *session.Session
-	members *membership.Membership
-	set     *partitions.Set
-	reb     *member.Actor[Update]
+	sess    *zksession.Session
+	members *members.Actor
+	set     *partset.Set
+	reb     *shell
 	group   actor.Group
 
 	mu      sync.Mutex
@@ -82,18 +83,18 @@ func New(cfg Config) (*Allocator, error) {
 	paths := zkpath.Group{Root: cfg.chroot + cfg.Root, Group: cfg.Group}
 	log := cfg.Logger.With("group", cfg.Group, "member", cfg.Member)
 
-	auth := make([]session.Auth, len(cfg.Auth))
+	auth := make([]zksession.Auth, len(cfg.Auth))
 	for i, a := range cfg.Auth {
-		auth[i] = session.Auth{Scheme: a.Scheme, Credentials: slices.Clone(a.Credentials)}
+		auth[i] = zksession.Auth{Scheme: a.Scheme, Credentials: slices.Clone(a.Credentials)}
 	}
-	sessCfg := session.Config{Servers: cfg.Servers, Timeout: cfg.SessionTimeout, Auth: auth, WrapConn: cfg.wrapConn, Logger: log}
+	sessCfg := zksession.Config{Servers: cfg.Servers, Timeout: cfg.SessionTimeout, Auth: auth, WrapConn: cfg.wrapConn, Logger: log}
 	if cfg.DisconnectGrace > 0 {
 		// Partitions kept while disconnected rest on the lease alone: it
-		// must be one that a deposed leader cannot renew (session/lease.go).
+		// must be one that a deposed leader cannot renew (internal/zksession/lease.go).
 		sessCfg.QuorumCheck = paths.Dir()
 	}
-	sess := session.New(sessCfg)
-	members := membership.New(membership.Config{
+	sess := zksession.New(sessCfg)
+	roster := members.New(members.Config{
 		Paths:   paths,
 		Member:  cfg.Member,
 		Info:    membership.ThisProcess(cfg.Strategy.Name()),
@@ -102,7 +103,7 @@ func New(cfg Config) (*Allocator, error) {
 		ACL:     cfg.ACL,
 		Logger:  log,
 	})
-	set, err := partitions.New(partitions.Config{Paths: paths, Seed: cfg.Partitions, Session: sess.Subscribe(), ACL: cfg.ACL, Logger: log})
+	set, err := partset.New(partset.Config{Paths: paths, Seed: cfg.Partitions, Session: sess.Subscribe(), ACL: cfg.ACL, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("%w: Partitions: %w", ErrInvalidConfig, err)
 	}
@@ -114,28 +115,28 @@ func New(cfg Config) (*Allocator, error) {
 		Strategy: cfg.Strategy.Name(),
 		ACL:      cfg.ACL,
 	})
-	reb := member.NewActor(member.ActorConfig{
-		Config: member.Config{
-			Member:         cfg.Member,
-			Settle:         cfg.Settle,
-			ReleaseTimeout: cfg.ReleaseTimeout,
-			Grace:          cfg.DisconnectGrace,
-			DepartureDelay: cfg.DepartureDelay,
+	reb := newShell(shellConfig{
+		core: decision.Config{
+			Member:          cfg.Member,
+			Settle:          cfg.Settle,
+			ReleaseTimeout:  cfg.ReleaseTimeout,
+			DisconnectGrace: cfg.DisconnectGrace,
+			DepartureDelay:  cfg.DepartureDelay,
 		},
-		Expire:   members.Expire,
-		Strategy: cfg.Strategy,
-		Session:  sess.Subscribe(),
-		Members:  members.Views(),
-		Parts:    set.Views(),
-		Desired:  owners.Desired(),
-		Held:     owners.Held(),
-		Stuck:    owners.Stuck(),
-		Logger:   log,
-	}, member.Output[Update]{Wrap: newUpdate})
-	a := &Allocator{cfg: cfg, sess: sess, members: members, set: set, reb: reb, done: make(chan struct{})}
+		strategy:   cfg.Strategy,
+		session:    sess.Observe(),
+		members:    roster.Views(),
+		partitions: set.Views(),
+		want:       owners.Want(),
+		held:       owners.Held(),
+		expire:     roster.Expire,
+		stuck:      owners.Stuck(),
+		logger:     log,
+	})
+	a := &Allocator{cfg: cfg, sess: sess, members: roster, set: set, reb: reb, done: make(chan struct{})}
 	a.sessExited = make(chan struct{})
 	a.group.Add("session", actor.Func(a.watchSession))
-	a.group.Add("membership", members)
+	a.group.Add("membership", roster)
 	a.group.Add("partitions", set)
 	a.group.Add("claims", owners)
 	a.group.Add("rebalance", actor.Func(func(ctx context.Context) error {
@@ -201,7 +202,7 @@ func (a *Allocator) Start(ctx context.Context) error {
 // Start has returned is logged: nobody may be waiting for it but the
 // consumer, who sees Updates close and gets it from Close.
 func (a *Allocator) run(ctx context.Context) {
-	// The member actor returns once it has drained (its consumer acked
+	// The member loop (shell) returns once it has drained (its consumer acked
 	// the Update revoking everything, or ReleaseTimeout passed): from then
 	// on the claims may go with the session, so it calls stopSession. Doing
 	// so then, not after every actor has returned, also fails the requests

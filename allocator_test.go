@@ -15,7 +15,7 @@ import (
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zktest"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 func TestNewRejectsBadConfig(t *testing.T) {
@@ -89,7 +89,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 func TestNewBoundsNames(t *testing.T) {
 	t.Parallel()
 	good := zkalloc.Config{Servers: []string{"127.0.0.1:2181"}, Group: "g", Member: "m"}
-	longest := strings.Repeat("ü", partitions.MaxTopicLen/2) + "x" // 249 bytes
+	longest := strings.Repeat("ü", rebalance.MaxNameLen/2) + "x" // 249 bytes
 	for _, field := range []string{"Group", "Member"} {
 		set := func(c *zkalloc.Config, v string) {
 			if field == "Group" {

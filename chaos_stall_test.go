@@ -4,7 +4,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 
@@ -32,7 +31,7 @@ func newStallingStrategy(s rebalance.Strategy) *stallingStrategy {
 
 // Assign answers as the strategy does, after waiting for the end of the
 // current stall, if any.
-func (s *stallingStrategy) Assign(members []string, parts []partitions.Partition) (map[string][]partitions.Partition, error) {
+func (s *stallingStrategy) Assign(members []string, parts []rebalance.Partition) (map[string][]rebalance.Partition, error) {
 	s.mu.Lock()
 	wait, release := time.Until(s.until), s.release
 	if wait > 0 {

@@ -15,7 +15,7 @@ import (
 // session layer for a connection that never comes. Close used to stop the
 // session only after every actor had returned, so it waited for ever for
 // the claims actor (found by the chaos test: Close on a crashed member
-// hung for 14 minutes). The session now goes once the member actor has
+// hung for 14 minutes). The session now goes once the member loop has
 // drained, which fails those requests.
 func TestCloseReturnsWhileTheNetworkIsDark(t *testing.T) {
 	t.Parallel()

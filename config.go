@@ -11,9 +11,8 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/zkpath"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/rebalance"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 // Defaults for the zero values of [Config].
@@ -49,7 +48,7 @@ type Config struct {
 	Group string
 	// Member names this member; it must be unique in the group while it
 	// runs. Group and Member are ZooKeeper node names of 1 to 249 bytes
-	// ([partitions.MaxTopicLen], Kafka's limit on topic names): no '/', no
+	// ([rebalance.MaxNameLen], Kafka's limit on topic names): no '/', no
 	// control or invisible characters, none beyond U+FFFF (such as emoji,
 	// which ZooKeeper refuses), not "." or "..".
 	Member string
@@ -167,7 +166,7 @@ type Config struct {
 
 	// wrapConn, set only by tests (export_test.go), instruments the
 	// ZooKeeper client, for instance to count requests.
-	wrapConn func(session.Conn) session.Conn
+	wrapConn func(zksession.Conn) zksession.Conn
 }
 
 // Auth is one identity given to ZooKeeper; see [Config.Auth].
@@ -177,7 +176,7 @@ type Auth struct {
 }
 
 // withDefaults validates c and returns it with defaults filled in. The
-// seed, Partitions, is left to partitions.New, which validates and
+// seed, Partitions, is left to partset.New, which validates and
 // normalizes it once (New wraps its error in [ErrInvalidConfig]).
 func (c Config) withDefaults() (Config, error) {
 	servers, chroot, err := parseServers(c.Servers)
@@ -233,15 +232,15 @@ func (c Config) withDefaults() (Config, error) {
 }
 
 // validateName checks a group or member name: a ZooKeeper node name of at
-// most [partitions.MaxTopicLen] bytes. Every member reads every other's
+// most [rebalance.MaxNameLen] bytes. Every member reads every other's
 // name in one reply, which a client refuses past its buffer: with names
 // of hundreds of kilobytes, a few members would cut the whole group off.
 func validateName(name string) error {
-	if err := zkpath.ValidateName(name); err != nil {
+	if err := rebalance.ValidateName(name); err != nil {
 		return err
 	}
-	if len(name) > partitions.MaxTopicLen {
-		return fmt.Errorf("%d bytes, longer than the limit of %d", len(name), partitions.MaxTopicLen)
+	if len(name) > rebalance.MaxNameLen {
+		return fmt.Errorf("%d bytes, longer than the limit of %d", len(name), rebalance.MaxNameLen)
 	}
 	return nil
 }

@@ -15,9 +15,9 @@ import (
 
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/rebalance"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 // BenchmarkConvergence measures, against a real ZooKeeper on loopback, how
@@ -238,7 +238,7 @@ func (g *benchGroup) startWith(name string, servers []string, timeout time.Durat
 		Strategy:       g.strategy,
 		Logger:         testLogger(),
 	}
-	cfg = zkalloc.WithWrapConn(cfg, func(c session.Conn) session.Conn { return &countingConn{Conn: c, g: g} })
+	cfg = zkalloc.WithWrapConn(cfg, func(c zksession.Conn) zksession.Conn { return &countingConn{Conn: c, g: g} })
 	alloc, err := zkalloc.New(cfg)
 	if err != nil {
 		return nil, err
@@ -320,7 +320,7 @@ func (g *benchGroup) converged() (time.Time, bool) {
 
 // countingConn counts the requests a member sends.
 type countingConn struct {
-	session.Conn
+	zksession.Conn
 	g *benchGroup
 }
 

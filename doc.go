@@ -28,13 +28,18 @@
 // consumer still reads Updates.
 //
 // Users import this package, and package rebalance to choose or write a
-// [rebalance.Strategy]; the other packages are the library's internals.
-// Inside, each concern is an actor (see package actor): session owns the
-// ZooKeeper connection, membership the member node and list, partitions
-// the shared set, and claims the ownership claims. The member's decisions
-// (debounce, hand-off, grace, the drain on Close) are a pure state
-// machine, rebalance/member's Core, fed by a thin actor loop that runs
-// the strategy off the loop and publishes the Updates.
+// [rebalance.Strategy] (a [Partition] is rebalance's). Packages session,
+// membership and partitions name what the allocator's decisions are made
+// of (session states, member and partition views, the topic nodes'
+// codec and limits), for tools and tests; package actor is the small
+// runtime the actors are built on. The rest is internal: each concern is
+// an actor (internal/zksession owns the ZooKeeper connection,
+// internal/members the member node and list, internal/partset the shared
+// set, internal/claims the ownership claims), and the member's decisions
+// (debounce, hand-off, DisconnectGrace, the drain on Close) are a pure
+// state machine, internal/decision's Core, fed by a thin loop in this
+// package that runs the strategy off the loop and publishes the Updates.
+// docs/architecture.md draws the layers.
 //
 // # ZooKeeper layout
 //

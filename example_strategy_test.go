@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc"
-	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/zkalloctest"
 )
@@ -22,8 +21,8 @@ type byTopic struct{}
 // versions are then told apart (zkalloc.ErrStrategyMismatch).
 func (byTopic) Name() string { return "by-topic-v1" }
 
-func (byTopic) Assign(members []string, parts []partitions.Partition) (map[string][]partitions.Partition, error) {
-	out := make(map[string][]partitions.Partition, len(members))
+func (byTopic) Assign(members []string, parts []rebalance.Partition) (map[string][]rebalance.Partition, error) {
+	out := make(map[string][]rebalance.Partition, len(members))
 	for _, m := range members {
 		out[m] = nil // every member is a key, even with nothing
 	}

@@ -1,10 +1,10 @@
 package zkalloc
 
-import "github.com/zkalloc/zkalloc/session"
+import "github.com/zkalloc/zkalloc/internal/zksession"
 
 // WithWrapConn returns cfg with the ZooKeeper client wrapped by wrap, for
 // tests and benchmarks that count requests.
-func WithWrapConn(cfg Config, wrap func(session.Conn) session.Conn) Config {
+func WithWrapConn(cfg Config, wrap func(zksession.Conn) zksession.Conn) Config {
 	cfg.wrapConn = wrap
 	return cfg
 }

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
-	"github.com/zkalloc/zkalloc/session"
 )
 
 // serverCPU returns the CPU time used so far by the java processes this
@@ -60,7 +60,7 @@ type joinMember struct {
 
 func startJoinMember(t testing.TB, cfg zkalloc.Config, count *benchGroup) (*joinMember, time.Duration) {
 	t.Helper()
-	cfg = zkalloc.WithWrapConn(cfg, func(c session.Conn) session.Conn { return &countingConn{Conn: c, g: count} })
+	cfg = zkalloc.WithWrapConn(cfg, func(c zksession.Conn) zksession.Conn { return &countingConn{Conn: c, g: count} })
 	alloc, err := zkalloc.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 
 // TestDisconnectGraceLeaseNeedsAQuorum: with DisconnectGrace, a member's
 // session lease is renewed only by transactions the ensemble commits (a
-// multi that checks the group's node, every T/4: see session/lease.go),
+// multi that checks the group's node, every T/4: see internal/zksession/lease.go),
 // which a leader cut off from its quorum cannot commit; without a grace,
 // by syncs, which commit nothing. Two idle members, one with a grace and
 // one without, each on a server of its own: while the first one's server

@@ -15,7 +15,9 @@ import (
 
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/partset"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
@@ -51,8 +53,8 @@ const znodeLimit = 0xfffff
 // setRunner is a session and a partition set actor, without the rest of
 // an allocator: a writer of the shared set, or a fresh member's reader.
 type setRunner struct {
-	set     *partitions.Set
-	conn    session.Conn
+	set     *partset.Set
+	conn    zksession.Conn
 	started time.Time // when Run was called
 	up      time.Time // when the session came up
 	last    partitions.View
@@ -62,9 +64,9 @@ type setRunner struct {
 
 func runSet(t *testing.T, server string, paths zkpath.Group) *setRunner {
 	t.Helper()
-	sess := session.New(session.Config{Servers: []string{server}, Timeout: 10 * time.Second})
+	sess := zksession.New(zksession.Config{Servers: []string{server}, Timeout: 10 * time.Second})
 	probe := sess.Subscribe()
-	set, err := partitions.New(partitions.Config{Paths: paths, Session: sess.Subscribe()})
+	set, err := partset.New(partset.Config{Paths: paths, Session: sess.Subscribe()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,12 +101,12 @@ func (r *setRunner) close() {
 func (r *setRunner) waitView(t *testing.T, n int) time.Time {
 	t.Helper()
 	deadline := time.After(5 * time.Minute)
-	for len(r.last.Parts) != n {
+	for len(r.last.Partitions) != n {
 		select {
 		case v := <-r.set.Views():
 			r.last = v
 		case <-deadline:
-			t.Fatalf("no view of %d partitions within 5 minutes; last has %d", n, len(r.last.Parts))
+			t.Fatalf("no view of %d partitions within 5 minutes; last has %d", n, len(r.last.Partitions))
 		}
 	}
 	return time.Now()
@@ -113,7 +115,7 @@ func (r *setRunner) waitView(t *testing.T, n int) time.Time {
 // znodeSizes reads every topic node of the group and returns the largest
 // one's data size and the size of the topic list (as ZooKeeper sends it:
 // each name with a 4-byte length).
-func znodeSizes(t *testing.T, conn session.Conn, paths zkpath.Group) (largest int, topic string, list int) {
+func znodeSizes(t *testing.T, conn zksession.Conn, paths zkpath.Group) (largest int, topic string, list int) {
 	t.Helper()
 	names, _, err := conn.Children(paths.Partitions())
 	if err != nil {
@@ -207,8 +209,8 @@ func TestScaleMillionPartitions(t *testing.T) {
 	scaleOnly(t)
 	srv := zktest.Standalone(t, zktest.Options{})
 	v := storeAndLoad(t, srv, "scale-million", denseTopics(1000, 1000))
-	if len(v.Parts) != 1_000_000 || !slices.IsSortedFunc(v.Parts, partitions.Compare) {
-		t.Fatalf("view has %d partitions, sorted %v", len(v.Parts), slices.IsSortedFunc(v.Parts, partitions.Compare))
+	if len(v.Partitions) != 1_000_000 || !slices.IsSortedFunc(v.Partitions, rebalance.Compare) {
+		t.Fatalf("view has %d partitions, sorted %v", len(v.Partitions), slices.IsSortedFunc(v.Partitions, rebalance.Compare))
 	}
 
 	// A change to every topic: 1,000 data watches fire at a member.
@@ -240,7 +242,7 @@ func TestScaleMillionPartitions(t *testing.T) {
 			for range 3 {
 				runtime.GC()
 				start := time.Now()
-				got, err := rebalance.Compute(s, members, v.Parts)
+				got, err := rebalance.Compute(s, members, v.Partitions)
 				best = min(best, time.Since(start))
 				if err != nil {
 					t.Fatal(err)
@@ -249,7 +251,7 @@ func TestScaleMillionPartitions(t *testing.T) {
 				for _, ps := range got {
 					total += len(ps)
 				}
-				if total != len(v.Parts) {
+				if total != len(v.Partitions) {
 					t.Fatalf("%s over %d members assigned %d partitions", s.Name(), m, total)
 				}
 			}
@@ -263,8 +265,8 @@ func TestScaleSparseTopic(t *testing.T) {
 	scaleOnly(t)
 	srv := zktest.Standalone(t, zktest.Options{})
 	v := storeAndLoad(t, srv, "scale-sparse", map[string][]int32{"sparse": idRange(0, 100_000, 2)})
-	if len(v.Parts) != 50_000 || v.Parts[1].ID != 2 {
-		t.Fatalf("view has %d partitions", len(v.Parts))
+	if len(v.Partitions) != 50_000 || v.Partitions[1].ID != 2 {
+		t.Fatalf("view has %d partitions", len(v.Partitions))
 	}
 }
 
@@ -374,7 +376,7 @@ func awaitConverged(t *testing.T, g *benchGroup, start time.Time, within time.Du
 // unassigned lists the partitions that no member's last update has, with
 // the member that should have it and the holder of its claim.
 func unassigned(t *testing.T, g *benchGroup) string {
-	owner := map[partitions.Partition]int{}
+	owner := map[rebalance.Partition]int{}
 	var names []string
 	for i, m := range g.members {
 		m.mu.Lock()
@@ -393,7 +395,7 @@ func unassigned(t *testing.T, g *benchGroup) string {
 	r := runSet(t, g.servers[0], paths)
 	defer r.close()
 	r.waitView(t, g.want)
-	target, err := rebalance.Compute(g.strategy, names, r.last.Parts)
+	target, err := rebalance.Compute(g.strategy, names, r.last.Partitions)
 	if err != nil {
 		return err.Error()
 	}

@@ -3,7 +3,8 @@ package zkalloc
 import (
 	"time"
 
-	"github.com/zkalloc/zkalloc/rebalance/member"
+	"github.com/zkalloc/zkalloc/internal/decision"
+	"github.com/zkalloc/zkalloc/session"
 )
 
 // Stats is a snapshot of an allocator, from [Allocator.Stats]. The
@@ -43,24 +44,30 @@ type Stats struct {
 // Stats returns a snapshot of the allocator's state and counters. It is
 // cheap (an atomic load) and safe for concurrent use; before Start it
 // returns the zero Stats but for SessionState.
-func (a *Allocator) Stats() Stats { return statsOf(a.reb.Stats()) }
+func (a *Allocator) Stats() Stats { return a.reb.Stats() }
 
-func statsOf(s member.Stats) Stats {
-	return Stats{
-		SessionState:    s.Session.String(),
-		SessionID:       s.SessionID,
-		Reconnects:      s.Reconnects,
-		Generation:      s.Generation,
-		Members:         s.Members,
-		Assigned:        s.Assigned,
-		Pending:         s.Pending,
-		Computes:        s.Computes,
-		LastCompute:     s.LastCompute,
-		HandoffsStarted: s.HandoffsStarted,
-		HandoffsDone:    s.HandoffsDone,
-		ReleaseTimeouts: s.ReleaseTimeouts,
-		StrategyErrors:  s.StrategyErrors,
+// statsOf makes the Stats of a member whose session is st, whose newest
+// Update is cur, whose core has counted c, and whose strategy has run
+// computes times, the latest for last.
+func statsOf(st session.State, cur Update, c decision.Counters, computes uint64, last time.Duration) Stats {
+	s := Stats{
+		SessionState:    st.Status.String(),
+		SessionID:       st.SessionID,
+		Generation:      cur.Generation,
+		Members:         len(cur.Members),
+		Assigned:        len(cur.Assigned),
+		Pending:         len(cur.Pending),
+		Computes:        computes,
+		LastCompute:     last,
+		HandoffsStarted: c.HandoffsStarted,
+		HandoffsDone:    c.HandoffsDone,
+		ReleaseTimeouts: c.ReleaseTimeouts,
+		StrategyErrors:  c.StrategyErrors,
 	}
+	if st.Reconnects > 0 {
+		s.Reconnects = st.Reconnects - 1 // the first connection is no reconnection
+	}
+	return s
 }
 
 // EventKind says what an [Event] counts.
@@ -124,7 +131,7 @@ func events(prev, next Stats) []Event {
 
 // reportMetrics calls Config.Metrics with what changed in the stats, from
 // this goroutine of its own, until stop is closed; then once more, so the
-// last counts are reported before Close returns. The member actor only
+// last counts are reported before Close returns. The member loop only
 // stores a snapshot and drops a token in a channel: a slow hook delays
 // nothing but its own Events, which then come coalesced.
 func (a *Allocator) reportMetrics(stop <-chan struct{}) {

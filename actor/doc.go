@@ -1,5 +1,7 @@
 // Package actor is the small runtime every zkalloc actor is built on. It
-// is one of zkalloc's internals: users never need it.
+// imports only the standard library. Users of zkalloc need it only to
+// write actors of their own in the same style, or tests that drive an
+// actor on a fake clock.
 //
 // An actor is a value with a Run(ctx) method that runs in the caller's
 // goroutine, owns its state, receives typed messages and returns only when

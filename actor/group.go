@@ -15,10 +15,10 @@ import (
 // A Group is configured with [Group.Add] before Run and is not safe for
 // concurrent configuration; Run may be called once.
 type Group struct {
-	actors []member
+	actors []entry
 }
 
-type member struct {
+type entry struct {
 	name  string
 	actor Actor
 }
@@ -26,7 +26,7 @@ type member struct {
 // Add schedules a to run under name when [Group.Run] is called. The name
 // appears in errors.
 func (g *Group) Add(name string, a Actor) {
-	g.actors = append(g.actors, member{name: name, actor: a})
+	g.actors = append(g.actors, entry{name: name, actor: a})
 }
 
 // Run starts every actor in its own goroutine and blocks until all have
@@ -79,7 +79,7 @@ func named(name string, err error) error {
 	return fmt.Errorf("%s: %w", name, err)
 }
 
-func runSafely(ctx context.Context, m member) (err error) {
+func runSafely(ctx context.Context, m entry) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = panicError(m.name, v)

@@ -19,7 +19,6 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 
@@ -83,7 +82,7 @@ func zk(s rebalance.Strategy, name string) Assignor {
 	}}
 }
 
-func fromPartitions(got map[string][]partitions.Partition) Assignment {
+func fromPartitions(got map[string][]rebalance.Partition) Assignment {
 	out := make(Assignment, len(got))
 	for m, ps := range got {
 		byTopic := make(map[string][]int32)
@@ -190,14 +189,14 @@ func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
 }
 
 // Partitions lists the partitions of topics, sorted.
-func Partitions(topics map[string]int32) []partitions.Partition {
-	var ps []partitions.Partition
+func Partitions(topics map[string]int32) []rebalance.Partition {
+	var ps []rebalance.Partition
 	for t, n := range topics {
 		for id := range n {
-			ps = append(ps, partitions.Partition{Topic: t, ID: id})
+			ps = append(ps, rebalance.Partition{Topic: t, ID: id})
 		}
 	}
-	partitions.Sort(ps)
+	rebalance.Sort(ps)
 	return ps
 }
 
@@ -254,16 +253,16 @@ func Groups(c Case) (members, joined, left []string, topics map[string]int32) {
 }
 
 // ToPartitions converts an Assignment for rebalance.MinMoves and Moved.
-func ToPartitions(a Assignment) map[string][]partitions.Partition {
-	out := make(map[string][]partitions.Partition, len(a))
+func ToPartitions(a Assignment) map[string][]rebalance.Partition {
+	out := make(map[string][]rebalance.Partition, len(a))
 	for m, byTopic := range a {
-		var ps []partitions.Partition
+		var ps []rebalance.Partition
 		for t, ids := range byTopic {
 			for _, id := range ids {
-				ps = append(ps, partitions.Partition{Topic: t, ID: id})
+				ps = append(ps, rebalance.Partition{Topic: t, ID: id})
 			}
 		}
-		partitions.Sort(ps)
+		rebalance.Sort(ps)
 		out[m] = ps
 	}
 	return out

@@ -1,23 +1,18 @@
-// Package membership keeps this member registered in its group and
-// publishes the group's member list. It is one of zkalloc's internals:
-// users never import it.
+// Package membership is the vocabulary of a group's member list: the
+// [View] a member reads of it (the live members, and with
+// DepartureDelay the [Seat]s of those away), what a member's node holds
+// ([Info], written as JSON: host, pid, start time, zkalloc version and
+// strategy), which children of members/ count as members ([IsMember]),
+// the bounds a list is read within ([MaxMembers], [MaxMembersBytes]),
+// and the errors that stop a member from joining
+// ([ErrDuplicateMember], [ErrStrategyMismatch], [ErrGroupFull]).
 //
-// For every new ZooKeeper session the [Membership] actor creates the
-// member's ephemeral node <root>/groups/<group>/members/<member>. A node of
-// the same name left by one of this actor's own earlier sessions is
-// replaced; one held by any other live session means another process uses
-// the name, and Run fails with [ErrDuplicateMember] rather than steal it.
-// Before its first registration, a member whose node data names its
-// strategy reads the nodes of the first few other members and fails with
-// [ErrStrategyMismatch] if one names another strategy.
-// The member list is watched, and re-listed after every reconnection and
-// on a periodic safety timer, because watches are hints that can be lost.
-// Views are published sorted, tagged with the zxid of the last change to
-// the list and the session they were read in, on a latest-wins channel.
+// The allocator computes its assignment over views like these; tools
+// that read a group's nodes, such as the zkalloc command, read them with
+// the same rules. The package imports only the standard library; the
+// actor that registers a member and watches the list is internal.
 //
-// With Config.Seats (DepartureDelay) the member also keeps a persistent
-// seat node <root>/groups/<group>/seats/<member>, made or its version
-// bumped at every registration, and views list the seats too, with the
-// version of each one whose member is away; [Membership.Expire] deletes
-// a seat only at the version it was seen away with.
+// A member's node is <root>/groups/<group>/members/<member>, ephemeral;
+// with DepartureDelay its seat is <root>/groups/<group>/seats/<member>,
+// persistent, deleted when the delay after its member left has run out.
 package membership

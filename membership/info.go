@@ -3,7 +3,6 @@ package membership
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"runtime/debug"
 	"time"
@@ -72,17 +71,4 @@ func ParseInfo(data []byte) (i Info, ok bool) {
 		return Info{}, false
 	}
 	return i, true
-}
-
-// describe renders a member node's data for an error message, cut to its
-// first 64 bytes if it is not an Info.
-func describe(data []byte) string {
-	i, ok := ParseInfo(data)
-	if !ok || i.Host == "" {
-		if len(data) > 64 {
-			return fmt.Sprintf("data %q... (%d bytes)", data[:64], len(data))
-		}
-		return fmt.Sprintf("data %q", data)
-	}
-	return fmt.Sprintf("host %s, pid %d, started %s", i.Host, i.PID, i.Started)
 }

@@ -1,26 +1,18 @@
-// Package partitions defines the [Partition] type and keeps the group's
-// shared partition set in ZooKeeper. It is one of zkalloc's internals:
-// users name partitions as zkalloc.Partition and never import it.
+// Package partitions is the vocabulary of a group's shared partition
+// set: the [View] a member reads of it, how a topic's node stores its
+// IDs ([EncodeIDs], [DecodeIDs]: compact ranges such as "0-63,70"), how a
+// set's input is checked ([Normalize], [NormalizeIDs], [Union],
+// [Subtract]), and the bounds a set is kept and read within
+// ([MaxPartitions], [MaxTopicsBytes], [MaxTopicIDs], [MaxTopicBytes]).
+// Malformed input is an error wrapping [rebalance.ErrInvalid].
+//
+// The allocator assigns the partitions of views like these; tools that
+// read or write a group's set in ZooKeeper use the same codec and limits.
+// The package imports only the standard library and package rebalance,
+// where [rebalance.Partition] is defined; the actor that keeps the set
+// in ZooKeeper is internal.
 //
 // The set is stored as one persistent znode per topic,
-// <root>/groups/<group>/partitions/<topic>, whose data lists the topic's
-// IDs as compact ranges ("0-63,70", see [EncodeIDs]); a million partitions
-// fit without any znode nearing ZooKeeper's 1 MB limit (every other ID of
-// 100,000 takes 294 KB; a change that would take a topic past
-// [MaxTopicBytes] is refused with [ErrInvalid], and so is one that would
-// make the list of topic names longer than [MaxTopicsBytes]). Writes are
-// compare-and-set on the znode versions, in one multi-operation per
-// change, retried when another member wrote first. A topic node is never
-// deleted: a removal that empties a topic leaves its node with no data,
-// which every reader takes as a topic with no partitions (not a corrupt
-// one). So a node keeps one version history, and a write planned on a
-// version read before another member's change always fails its
-// compare-and-set; a node deleted and created again would start at
-// version 0 once more, and a stale write could land on it (see write).
-//
-// The [Set] actor merges this member's seed into the set once, applies
-// [Set.Add] and [Set.Remove] requests, watches the topic nodes and
-// publishes sorted views tagged with the zxid of the newest change they
-// contain. A topic whose data is corrupt is logged and reported in the
-// view and left out of it; the other topics are unaffected.
+// <root>/groups/<group>/partitions/<topic>, whose data is its IDs in
+// the form of [EncodeIDs].
 package partitions

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // MaxTopicIDs is the most IDs one topic may hold (2^20, about a million):
@@ -47,7 +49,8 @@ func EncodeIDs(ids []int32) []byte {
 // DecodeIDs reads what [EncodeIDs] writes and returns the IDs sorted and
 // distinct. Ranges must be ascending and must not touch or overlap, so that
 // every set has exactly one encoding, and hold at most [MaxTopicIDs] IDs in
-// all; anything else is an [ErrInvalid] error naming the bad piece.
+// all; anything else is a [rebalance.ErrInvalid] error naming the bad
+// piece.
 func DecodeIDs(data []byte) ([]int32, error) {
 	var ids []int32
 	if _, err := walkIDs(data, func(lo, hi int32) {
@@ -81,10 +84,10 @@ func walkIDs(data []byte, f func(lo, hi int32)) (int, error) {
 			return 0, err
 		}
 		if int64(lo) < next {
-			return 0, fmt.Errorf("%w id ranges: %q is out of order or overlaps the one before", ErrInvalid, piece)
+			return 0, fmt.Errorf("%w id ranges: %q is out of order or overlaps the one before", rebalance.ErrInvalid, piece)
 		}
 		if n+int(hi-lo)+1 > MaxTopicIDs {
-			return 0, fmt.Errorf("%w id ranges: more than %d IDs", ErrInvalid, MaxTopicIDs)
+			return 0, fmt.Errorf("%w id ranges: more than %d IDs", rebalance.ErrInvalid, MaxTopicIDs)
 		}
 		f(lo, hi)
 		n += int(hi-lo) + 1
@@ -95,17 +98,17 @@ func walkIDs(data []byte, f func(lo, hi int32)) (int, error) {
 
 func parseRange(piece string) (lo, hi int32, err error) {
 	a, b, isRange := strings.Cut(piece, "-")
-	if lo, err = parseID(a); err != nil {
+	if lo, err = rebalance.ParseID(a); err != nil {
 		return 0, 0, fmt.Errorf("id ranges: %w", err)
 	}
 	if !isRange {
 		return lo, lo, nil
 	}
-	if hi, err = parseID(b); err != nil {
+	if hi, err = rebalance.ParseID(b); err != nil {
 		return 0, 0, fmt.Errorf("id ranges: %w", err)
 	}
 	if hi <= lo {
-		return 0, 0, fmt.Errorf("%w id ranges: %q is not ascending", ErrInvalid, piece)
+		return 0, 0, fmt.Errorf("%w id ranges: %q is not ascending", rebalance.ErrInvalid, piece)
 	}
 	return lo, hi, nil
 }
@@ -117,7 +120,7 @@ func NormalizeIDs(ids []int32) ([]int32, error) {
 	slices.Sort(out)
 	out = slices.Compact(out)
 	if len(out) > 0 && out[0] < 0 {
-		return nil, fmt.Errorf("%w partition id %d: negative", ErrInvalid, out[0])
+		return nil, fmt.Errorf("%w partition id %d: negative", rebalance.ErrInvalid, out[0])
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // FuzzDecodeIDs feeds DecodeIDs arbitrary topic data, as a foreign client
@@ -30,7 +31,7 @@ func FuzzDecodeIDs(f *testing.F) {
 			t.Fatalf("CountIDs(%q) = %d, %v; DecodeIDs gave %d IDs, %v", in, n, cerr, len(ids), err)
 		}
 		if err != nil {
-			if !errors.Is(err, partitions.ErrInvalid) {
+			if !errors.Is(err, rebalance.ErrInvalid) {
 				t.Fatalf("DecodeIDs(%q) = %v, want an ErrInvalid error", in, err)
 			}
 			return

@@ -5,8 +5,6 @@ import (
 	"math"
 	"math/bits"
 	"slices"
-
-	"github.com/zkalloc/zkalloc/partitions"
 )
 
 // Balanced is an even, low-movement strategy: every member gets
@@ -40,8 +38,8 @@ func (balanced) Name() string { return "balanced" }
 // even out the members' arcs at a cost in time and memory.
 const vnodesPerMember = 128
 
-func (balanced) Assign(members []string, parts []partitions.Partition) (map[string][]partitions.Partition, error) {
-	out := make(map[string][]partitions.Partition, len(members))
+func (balanced) Assign(members []string, parts []Partition) (map[string][]Partition, error) {
+	out := make(map[string][]Partition, len(members))
 	if len(members) == 0 {
 		return out, errNoMembers(parts)
 	}
@@ -51,7 +49,7 @@ func (balanced) Assign(members []string, parts []partitions.Partition) (map[stri
 	// One backing array, cut into shares with no room to grow into the
 	// next; parts are sorted, so each share is too. The result is fresh
 	// memory: callers keep it, so none of it comes from the scratch.
-	backing := make([]partitions.Partition, len(parts))
+	backing := make([]Partition, len(parts))
 	at := resize(&s.next, len(members)) // where member i's next partition goes
 	sum := int32(0)
 	for i, n := range counts {
@@ -71,7 +69,7 @@ func (balanced) Assign(members []string, parts []partitions.Partition) (map[stri
 
 // owners returns the index in members of each partition's owner, and how
 // many partitions each member owns, both in s's memory.
-func (s *balancedScratch) owners(members []string, parts []partitions.Partition) (owner, counts []int32) {
+func (s *balancedScratch) owners(members []string, parts []Partition) (owner, counts []int32) {
 	nm := len(members)
 	mkeys := resize(&s.mkeys, nm)
 	for i, m := range members {
@@ -91,7 +89,7 @@ func (s *balancedScratch) owners(members []string, parts []partitions.Partition)
 // partition's, modulo 2^64), which orders shedding, and counts each
 // member's primaries. The points themselves are not kept: only the few
 // partitions that are shed need them again, and fill looks those up anew.
-func (s *balancedScratch) primaries(r ring, parts []partitions.Partition, nm int) (dist []uint64, owner, counts []int32) {
+func (s *balancedScratch) primaries(r ring, parts []Partition, nm int) (dist []uint64, owner, counts []int32) {
 	np := len(parts)
 	dist = resize(&s.dist, np)
 	owner = resize(&s.owner, np)
@@ -249,7 +247,7 @@ func (s *balancedScratch) shed(dist []uint64, owner, counts, quota []int32) []in
 // in clockwise order from its ring point; a member keeps the proposals
 // that travelled least and turns away the rest, which go on to the next.
 // The result does not depend on the order of the pool.
-func (s *balancedScratch) fill(r ring, parts []partitions.Partition, pool []int32, owner, counts, quota []int32) {
+func (s *balancedScratch) fill(r ring, parts []Partition, pool []int32, owner, counts, quota []int32) {
 	if len(pool) == 0 {
 		return
 	}

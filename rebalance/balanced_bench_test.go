@@ -6,13 +6,12 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // group returns n members named like consumer IDs and p partitions over
 // topics topics, from a fixed seed.
-func group(seed uint64, n, p, topics int) ([]string, []partitions.Partition) {
+func group(seed uint64, n, p, topics int) ([]string, []rebalance.Partition) {
 	r := rand.New(rand.NewPCG(seed, 0))
 	members := make([]string, 0, n)
 	for len(members) < n {
@@ -20,13 +19,13 @@ func group(seed uint64, n, p, topics int) ([]string, []partitions.Partition) {
 	}
 	slices.Sort(members)
 	members = slices.Compact(members)
-	parts := make([]partitions.Partition, 0, p)
+	parts := make([]rebalance.Partition, 0, p)
 	for t := range topics {
 		for id := range p / topics {
-			parts = append(parts, partitions.Partition{Topic: fmt.Sprintf("events-%02d", t), ID: int32(id)})
+			parts = append(parts, rebalance.Partition{Topic: fmt.Sprintf("events-%02d", t), ID: int32(id)})
 		}
 	}
-	partitions.Sort(parts)
+	rebalance.Sort(parts)
 	return members, parts
 }
 

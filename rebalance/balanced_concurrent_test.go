@@ -5,7 +5,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 
@@ -17,8 +16,8 @@ func TestBalancedConcurrent(t *testing.T) {
 	t.Parallel()
 	type input struct {
 		members []string
-		parts   []partitions.Partition
-		want    map[string][]partitions.Partition
+		parts   []rebalance.Partition
+		want    map[string][]rebalance.Partition
 	}
 	inputs := []input{
 		{members: goldenMembers(21, 10, ""), parts: goldenParts(21, 100, goldenTopics("t", 3), false)},

@@ -3,15 +3,14 @@ package rebalance_test
 import (
 	"fmt"
 
-	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 func ExampleBalanced() {
 	members := []string{"billing-1", "billing-2", "billing-3"}
-	var parts []partitions.Partition
+	var parts []rebalance.Partition
 	for id := range int32(8) {
-		parts = append(parts, partitions.Partition{Topic: "events", ID: id})
+		parts = append(parts, rebalance.Partition{Topic: "events", ID: id})
 	}
 	got, err := rebalance.Compute(rebalance.Balanced, members, parts)
 	if err != nil {

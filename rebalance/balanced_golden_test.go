@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 
@@ -19,7 +18,7 @@ import (
 type goldenCase struct {
 	name    string
 	members []string
-	parts   []partitions.Partition
+	parts   []rebalance.Partition
 	want    string // hex SHA-256 from assignmentSHA256
 }
 
@@ -40,7 +39,7 @@ func goldenCases() []goldenCase {
 			"acb3bde8f90abcf7584c5eb6c053d22d58594dc936c8a57eedf5d91a31758729"},
 		{"1x1000", goldenMembers(5, 1, ""), goldenParts(5, 1000, goldenTopics("t", 4), false),
 			"535274f1c315fcfbdbd01faaffa2754964fea0a646322de63e1f3054eec38ee8"},
-		{"1x1", []string{"only"}, []partitions.Partition{{Topic: "t", ID: 0}},
+		{"1x1", []string{"only"}, []rebalance.Partition{{Topic: "t", ID: 0}},
 			"f259fa466e188d83ce7b77592c91e9b5940f7ee3b7b53a55a9cbd0554b630fd4"},
 		{"5x0", goldenMembers(6, 5, ""), nil,
 			"959887affd138eed84c040c8833a349e4d3d6fd1598326d92a7050a5fc153d6e"},
@@ -96,7 +95,7 @@ func TestBalancedContract(t *testing.T) {
 // each member in the order of members, its length-prefixed name and its
 // partition count, then each of its partitions in the order given as a
 // length-prefixed topic and a big-endian ID.
-func assignmentSHA256(members []string, got map[string][]partitions.Partition) string {
+func assignmentSHA256(members []string, got map[string][]rebalance.Partition) string {
 	h := sha256.New()
 	var buf [8]byte
 	putInt := func(n uint64) {
@@ -146,11 +145,11 @@ func goldenTopics(prefix string, n int) []string {
 // goldenParts returns p distinct sorted partitions spread over topics from
 // seed: with dense IDs, each topic gets IDs 0, 1, ... in turn; with
 // sparse ones, random non-negative IDs.
-func goldenParts(seed uint64, p int, topics []string, sparse bool) []partitions.Partition {
+func goldenParts(seed uint64, p int, topics []string, sparse bool) []rebalance.Partition {
 	r := rand.New(rand.NewPCG(seed, 0x70617274))
-	seen := make(map[partitions.Partition]bool, p)
+	seen := make(map[rebalance.Partition]bool, p)
 	next := make([]int32, len(topics))
-	parts := make([]partitions.Partition, 0, p)
+	parts := make([]rebalance.Partition, 0, p)
 	for len(parts) < p {
 		t := r.IntN(len(topics))
 		id := next[t]
@@ -159,12 +158,12 @@ func goldenParts(seed uint64, p int, topics []string, sparse bool) []partitions.
 		} else {
 			next[t]++
 		}
-		pt := partitions.Partition{Topic: topics[t], ID: id}
+		pt := rebalance.Partition{Topic: topics[t], ID: id}
 		if !seen[pt] {
 			seen[pt] = true
 			parts = append(parts, pt)
 		}
 	}
-	partitions.Sort(parts)
+	rebalance.Sort(parts)
 	return parts
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 
@@ -55,17 +54,17 @@ func movement(t testing.TB, seed uint64, members, nparts, topics, events int) (m
 	return sum / float64(n), worst, floors / float64(n)
 }
 
-func randomNamedGroup(r *rand.Rand, members, nparts, topics int) ([]string, []partitions.Partition) {
+func randomNamedGroup(r *rand.Rand, members, nparts, topics int) ([]string, []rebalance.Partition) {
 	group := make([]string, 0, members)
 	for range members {
 		group = append(group, fmt.Sprintf("consumer-%016x", r.Uint64()))
 	}
 	slices.Sort(group)
-	var ps []partitions.Partition
+	var ps []rebalance.Partition
 	for i := range nparts {
-		ps = append(ps, partitions.Partition{Topic: fmt.Sprintf("orders.v%d:eu", i%topics), ID: int32(i / topics)})
+		ps = append(ps, rebalance.Partition{Topic: fmt.Sprintf("orders.v%d:eu", i%topics), ID: int32(i / topics)})
 	}
-	partitions.Sort(ps)
+	rebalance.Sort(ps)
 	return group, ps
 }
 

@@ -3,8 +3,6 @@ package rebalance
 import (
 	"cmp"
 	"slices"
-
-	"github.com/zkalloc/zkalloc/partitions"
 )
 
 // MinMoves returns the fewest partitions that must change owner to go from
@@ -22,7 +20,7 @@ import (
 // when one joins, it is at least floor(P/(M+1)), all taken by the joiner.
 //
 // MinMoves is safe for concurrent use; it does not modify its arguments.
-func MinMoves(prev map[string][]partitions.Partition, members []string) int {
+func MinMoves(prev map[string][]Partition, members []string) int {
 	total := 0
 	for _, ps := range prev {
 		total += len(ps)
@@ -51,8 +49,8 @@ func MinMoves(prev map[string][]partitions.Partition, members []string) int {
 // none, in prev.
 //
 // Moved is safe for concurrent use; it does not modify its arguments.
-func Moved(prev, next map[string][]partitions.Partition) int {
-	was := make(map[partitions.Partition]string)
+func Moved(prev, next map[string][]Partition) int {
+	was := make(map[Partition]string)
 	for m, ps := range prev {
 		for _, p := range ps {
 			was[p] = m

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
-
-	"github.com/zkalloc/zkalloc/partitions"
 )
 
 // TestBalancedScratchBytes checks that bytes counts every slice of
@@ -14,9 +12,9 @@ import (
 func TestBalancedScratchBytes(t *testing.T) {
 	t.Parallel()
 	members := []string{"a", "b", "c", "d", "e"}
-	parts := make([]partitions.Partition, 1000)
+	parts := make([]Partition, 1000)
 	for i := range parts {
-		parts[i] = partitions.Partition{Topic: "t", ID: int32(i)}
+		parts[i] = Partition{Topic: "t", ID: int32(i)}
 	}
 	s := new(balancedScratch)
 	s.owners(members, parts)

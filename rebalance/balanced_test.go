@@ -5,7 +5,6 @@ import (
 	"hash/fnv"
 	"testing"
 
-	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 
@@ -38,7 +37,7 @@ func TestBalancedGolden(t *testing.T) {
 }
 
 // digest hashes an assignment member by member in sorted order.
-func digest(members []string, got map[string][]partitions.Partition) uint64 {
+func digest(members []string, got map[string][]rebalance.Partition) uint64 {
 	h := fnv.New64a()
 	for _, m := range members {
 		fmt.Fprintf(h, "%s=%v;", m, got[m])

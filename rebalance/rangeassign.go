@@ -1,7 +1,5 @@
 package rebalance
 
-import "github.com/zkalloc/zkalloc/partitions"
-
 // Range is Kafka's range assignor: each topic's partitions, in ID order,
 // are cut into one contiguous run per member in sorted order, the first
 // (count mod members) members taking one extra. Each topic is even, but
@@ -14,8 +12,8 @@ type rangeStrategy struct{}
 func (rangeStrategy) builtin()     {}
 func (rangeStrategy) Name() string { return "range" }
 
-func (rangeStrategy) Assign(members []string, parts []partitions.Partition) (map[string][]partitions.Partition, error) {
-	out := make(map[string][]partitions.Partition, len(members))
+func (rangeStrategy) Assign(members []string, parts []Partition) (map[string][]Partition, error) {
+	out := make(map[string][]Partition, len(members))
 	if len(members) == 0 {
 		return out, errNoMembers(parts)
 	}

@@ -1,7 +1,5 @@
 package rebalance
 
-import "github.com/zkalloc/zkalloc/partitions"
-
 // RoundRobin is kiel's allocator: the i-th partition, in topic and then
 // numeric ID order, goes to the (i mod n)-th member in sorted order. It is
 // even (spread at most 1) but moves almost every partition when a member
@@ -13,14 +11,14 @@ type roundRobin struct{}
 func (roundRobin) builtin()     {}
 func (roundRobin) Name() string { return "round-robin" }
 
-func (roundRobin) Assign(members []string, parts []partitions.Partition) (map[string][]partitions.Partition, error) {
-	out := make(map[string][]partitions.Partition, len(members))
+func (roundRobin) Assign(members []string, parts []Partition) (map[string][]Partition, error) {
+	out := make(map[string][]Partition, len(members))
 	if len(members) == 0 {
 		return out, errNoMembers(parts)
 	}
 	n := len(members)
 	for i, m := range members {
-		share := make([]partitions.Partition, 0, (len(parts)-i+n-1)/n)
+		share := make([]Partition, 0, (len(parts)-i+n-1)/n)
 		for j := i; j < len(parts); j += n {
 			share = append(share, parts[j])
 		}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-
-	"github.com/zkalloc/zkalloc/partitions"
 )
 
 // Strategy decides which member owns which partition. Every member runs
@@ -15,7 +13,7 @@ import (
 // no clock, no map iteration order, no state kept between calls.
 //
 // Assign receives the members sorted and distinct and the partitions
-// sorted by [partitions.Compare] and distinct, and must not modify either.
+// sorted by [Compare] and distinct, and must not modify either.
 // It returns every member as a key (an empty or nil slice is fine) and
 // every partition under exactly one member. Output that breaks these
 // rules, an error or a panic keeps the previous assignment in force and
@@ -28,7 +26,7 @@ type Strategy interface {
 	// instance, should change its name too, so that members running the
 	// old and the new one are told apart.
 	Name() string
-	Assign(members []string, parts []partitions.Partition) (map[string][]partitions.Partition, error)
+	Assign(members []string, parts []Partition) (map[string][]Partition, error)
 }
 
 // ErrInvalidAssignment is wrapped by [Compute] when a strategy's result
@@ -53,7 +51,7 @@ type builtin interface{ builtin() }
 // caller's view.
 //
 // Compute is safe for concurrent use if s is.
-func Compute(s Strategy, members []string, parts []partitions.Partition) (result map[string][]partitions.Partition, err error) {
+func Compute(s Strategy, members []string, parts []Partition) (result map[string][]Partition, err error) {
 	if _, ok := s.(builtin); !ok {
 		members, parts = slices.Clone(members), slices.Clone(parts)
 	}
@@ -72,9 +70,9 @@ func Compute(s Strategy, members []string, parts []partitions.Partition) (result
 		return nil, fmt.Errorf("%w from %s: %w", ErrInvalidAssignment, name, err)
 	}
 	for m, ps := range got {
-		if !slices.IsSortedFunc(ps, partitions.Compare) {
+		if !slices.IsSortedFunc(ps, Compare) {
 			ps = slices.Clone(ps)
-			partitions.Sort(ps)
+			Sort(ps)
 			got[m] = ps
 		}
 	}
@@ -85,7 +83,7 @@ func Compute(s Strategy, members []string, parts []partitions.Partition) (result
 // gives each of parts to exactly one of them. It runs in
 // O(P log(P/T)) without hashing partitions, which matters at a million
 // partitions.
-func validate(members []string, parts []partitions.Partition, assignment map[string][]partitions.Partition) error {
+func validate(members []string, parts []Partition, assignment map[string][]Partition) error {
 	for m := range assignment {
 		if _, found := slices.BinarySearch(members, m); !found {
 			return fmt.Errorf("unknown member %q", m)
@@ -129,14 +127,14 @@ func validate(members []string, parts []partitions.Partition, assignment map[str
 // are computed rather than searched: validating a million partitions
 // takes tens of milliseconds, not hundreds.
 type index struct {
-	parts  []partitions.Partition
+	parts  []Partition
 	topics []string // distinct topics, sorted
 	starts []int    // starts[i]: position of topics[i]'s first partition; one extra entry at the end
 	dense  []bool   // dense[i]: topics[i]'s IDs are consecutive
 	last   int      // the topic of the previous lookup
 }
 
-func newIndex(parts []partitions.Partition) *index {
+func newIndex(parts []Partition) *index {
 	ix := &index{parts: parts}
 	for i, p := range parts {
 		if i == 0 || p.Topic != parts[i-1].Topic {
@@ -153,7 +151,7 @@ func newIndex(parts []partitions.Partition) *index {
 	return ix
 }
 
-func (ix *index) find(p partitions.Partition) (int, bool) {
+func (ix *index) find(p Partition) (int, bool) {
 	t := ix.last
 	if t >= len(ix.topics) || ix.topics[t] != p.Topic {
 		var found bool

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 
@@ -19,7 +18,7 @@ var builtins = []rebalance.Strategy{rebalance.RoundRobin, rebalance.Range, rebal
 func even(s rebalance.Strategy) bool { return s != rebalance.Range }
 
 // spread returns the largest minus the smallest share in got.
-func spread(got map[string][]partitions.Partition) int {
+func spread(got map[string][]rebalance.Partition) int {
 	lo, hi := math.MaxInt, 0
 	for _, ps := range got {
 		lo, hi = min(lo, len(ps)), max(hi, len(ps))
@@ -35,7 +34,7 @@ func spread(got map[string][]partitions.Partition) int {
 // partition, and checks what Compute does not: that the result is
 // the same on a second call and on reshuffled copies of the inputs sorted
 // again, that the inputs are left alone, and the spread.
-func checkAssign(t testing.TB, r *rand.Rand, s rebalance.Strategy, members []string, parts []partitions.Partition) map[string][]partitions.Partition {
+func checkAssign(t testing.TB, r *rand.Rand, s rebalance.Strategy, members []string, parts []rebalance.Partition) map[string][]rebalance.Partition {
 	t.Helper()
 	keepM, keepP := slices.Clone(members), slices.Clone(parts)
 	got, err := rebalance.Compute(s, members, parts)
@@ -57,7 +56,7 @@ func checkAssign(t testing.TB, r *rand.Rand, s rebalance.Strategy, members []str
 	r.Shuffle(len(shuffledM), func(i, j int) { shuffledM[i], shuffledM[j] = shuffledM[j], shuffledM[i] })
 	r.Shuffle(len(shuffledP), func(i, j int) { shuffledP[i], shuffledP[j] = shuffledP[j], shuffledP[i] })
 	slices.Sort(shuffledM)
-	partitions.Sort(shuffledP)
+	rebalance.Sort(shuffledP)
 	resorted, err := rebalance.Compute(s, shuffledM, shuffledP)
 	if err != nil {
 		t.Fatalf("%s on resorted input: %v", s.Name(), err)
@@ -73,7 +72,7 @@ func checkAssign(t testing.TB, r *rand.Rand, s rebalance.Strategy, members []str
 	return got
 }
 
-func equal(a, b map[string][]partitions.Partition) bool {
+func equal(a, b map[string][]rebalance.Partition) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -87,21 +86,21 @@ func equal(a, b map[string][]partitions.Partition) bool {
 }
 
 // parts returns ids of topic, as partitions.
-func parts(topic string, ids ...int32) []partitions.Partition {
-	out := make([]partitions.Partition, len(ids))
+func parts(topic string, ids ...int32) []rebalance.Partition {
+	out := make([]rebalance.Partition, len(ids))
 	for i, id := range ids {
-		out[i] = partitions.Partition{Topic: topic, ID: id}
+		out[i] = rebalance.Partition{Topic: topic, ID: id}
 	}
 	return out
 }
 
 func TestStrategyEdgeCases(t *testing.T) {
 	t.Parallel()
-	long := strings.Repeat("ü", partitions.MaxTopicLen/2) + "x" // 249 bytes
+	long := strings.Repeat("ü", rebalance.MaxNameLen/2) + "x" // 249 bytes
 	tests := []struct {
 		name    string
 		members []string
-		parts   []partitions.Partition
+		parts   []rebalance.Partition
 	}{
 		{"no members, no partitions", nil, nil},
 		{"no partitions", []string{"a", "b", "c"}, nil},
@@ -118,7 +117,7 @@ func TestStrategyEdgeCases(t *testing.T) {
 		{"very long member names", []string{strings.Repeat("m", 300) + "1", strings.Repeat("m", 300) + "2"}, parts("t", 0, 1, 2)},
 	}
 	for _, tt := range tests {
-		partitions.Sort(tt.parts)
+		rebalance.Sort(tt.parts)
 		slices.Sort(tt.members)
 		for _, s := range builtins {
 			t.Run(tt.name+"/"+s.Name(), func(t *testing.T) {
@@ -148,7 +147,7 @@ func TestStrategyNoMembers(t *testing.T) {
 
 // randomGroup draws members with realistic, sometimes unusual names and
 // partitions over several topics with sparse, sometimes huge IDs.
-func randomGroup(r *rand.Rand) ([]string, []partitions.Partition) {
+func randomGroup(r *rand.Rand) ([]string, []rebalance.Partition) {
 	nm := 1 + r.IntN(40)
 	var members []string
 	for range nm {
@@ -163,7 +162,7 @@ func randomGroup(r *rand.Rand) ([]string, []partitions.Partition) {
 	}
 	slices.Sort(members)
 	members = slices.Compact(members)
-	var ps []partitions.Partition
+	var ps []rebalance.Partition
 	for range r.IntN(6) {
 		topic := fmt.Sprintf("t%d:%s.v%d", r.IntN(1000), []string{"a", "ß", "x-y"}[r.IntN(3)], r.IntN(3))
 		n := r.IntN(120)
@@ -172,10 +171,10 @@ func randomGroup(r *rand.Rand) ([]string, []partitions.Partition) {
 			if r.IntN(10) == 0 {
 				id = math.MaxInt32 - int32(r.IntN(1000))
 			}
-			ps = append(ps, partitions.Partition{Topic: topic, ID: id})
+			ps = append(ps, rebalance.Partition{Topic: topic, ID: id})
 		}
 	}
-	partitions.Sort(ps)
+	rebalance.Sort(ps)
 	ps = slices.Compact(ps)
 	return members, ps
 }
@@ -203,7 +202,7 @@ func TestStrategyRandomInputs(t *testing.T) {
 
 // fixed returns a set assignment, for validation tests.
 type fixed struct {
-	out   map[string][]partitions.Partition
+	out   map[string][]rebalance.Partition
 	panic bool
 }
 
@@ -214,25 +213,25 @@ func (f fixed) Name() string {
 	return "fixed"
 }
 
-func (f fixed) Assign([]string, []partitions.Partition) (map[string][]partitions.Partition, error) {
+func (f fixed) Assign([]string, []rebalance.Partition) (map[string][]rebalance.Partition, error) {
 	return f.out, nil
 }
 
 func TestComputeRejectsInvalidAssignments(t *testing.T) {
 	t.Parallel()
-	p0, p1 := partitions.Partition{Topic: "t", ID: 0}, partitions.Partition{Topic: "t", ID: 1}
-	members, parts := []string{"a", "b"}, []partitions.Partition{p0, p1}
+	p0, p1 := rebalance.Partition{Topic: "t", ID: 0}, rebalance.Partition{Topic: "t", ID: 1}
+	members, parts := []string{"a", "b"}, []rebalance.Partition{p0, p1}
 	tests := []struct {
 		name string
 		s    rebalance.Strategy
 		want string
 	}{
-		{"twice to one member", fixed{out: map[string][]partitions.Partition{"a": {p0, p0, p1}, "b": nil}}, `given to "a" twice`},
-		{"to two members", fixed{out: map[string][]partitions.Partition{"a": {p0, p1}, "b": {p0}}}, `given to both "a" and "b"`},
-		{"to nobody", fixed{out: map[string][]partitions.Partition{"a": {p0}, "b": nil}}, "given to no member"},
-		{"unknown member", fixed{out: map[string][]partitions.Partition{"a": {p0, p1}, "b": nil, "c": nil}}, `unknown member "c"`},
-		{"member left out", fixed{out: map[string][]partitions.Partition{"a": {p0, p1}}}, `member "b" left out`},
-		{"invented partition", fixed{out: map[string][]partitions.Partition{"a": {p0, p1}, "b": {{Topic: "x", ID: 9}}}}, "unknown partition x:9"},
+		{"twice to one member", fixed{out: map[string][]rebalance.Partition{"a": {p0, p0, p1}, "b": nil}}, `given to "a" twice`},
+		{"to two members", fixed{out: map[string][]rebalance.Partition{"a": {p0, p1}, "b": {p0}}}, `given to both "a" and "b"`},
+		{"to nobody", fixed{out: map[string][]rebalance.Partition{"a": {p0}, "b": nil}}, "given to no member"},
+		{"unknown member", fixed{out: map[string][]rebalance.Partition{"a": {p0, p1}, "b": nil, "c": nil}}, `unknown member "c"`},
+		{"member left out", fixed{out: map[string][]rebalance.Partition{"a": {p0, p1}}}, `member "b" left out`},
+		{"invented partition", fixed{out: map[string][]rebalance.Partition{"a": {p0, p1}, "b": {{Topic: "x", ID: 9}}}}, "unknown partition x:9"},
 		{"name panics", fixed{panic: true}, "panicked: no name"},
 	}
 	for _, tt := range tests {
@@ -248,18 +247,18 @@ func TestComputeRejectsInvalidAssignments(t *testing.T) {
 // still be caught.
 func TestComputeRejectsInventedIDs(t *testing.T) {
 	t.Parallel()
-	s0, s2 := partitions.Partition{Topic: "s", ID: 0}, partitions.Partition{Topic: "s", ID: 2}
-	t0, t1 := partitions.Partition{Topic: "t", ID: 0}, partitions.Partition{Topic: "t", ID: 1}
-	members, parts := []string{"a"}, []partitions.Partition{s0, s2, t0, t1}
-	for _, invented := range []partitions.Partition{{Topic: "s", ID: 1}, {Topic: "s", ID: 3}, {Topic: "t", ID: 2}, {Topic: "t", ID: 1 << 30}} {
-		got := map[string][]partitions.Partition{"a": {s0, s2, t0, t1, invented}}
-		partitions.Sort(got["a"])
+	s0, s2 := rebalance.Partition{Topic: "s", ID: 0}, rebalance.Partition{Topic: "s", ID: 2}
+	t0, t1 := rebalance.Partition{Topic: "t", ID: 0}, rebalance.Partition{Topic: "t", ID: 1}
+	members, parts := []string{"a"}, []rebalance.Partition{s0, s2, t0, t1}
+	for _, invented := range []rebalance.Partition{{Topic: "s", ID: 1}, {Topic: "s", ID: 3}, {Topic: "t", ID: 2}, {Topic: "t", ID: 1 << 30}} {
+		got := map[string][]rebalance.Partition{"a": {s0, s2, t0, t1, invented}}
+		rebalance.Sort(got["a"])
 		_, err := rebalance.Compute(fixed{out: got}, members, parts)
 		if want := "unknown partition " + invented.String(); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s invented: Compute() = %v, want an error containing %q", invented, err, want)
 		}
 	}
-	if _, err := rebalance.Compute(fixed{out: map[string][]partitions.Partition{"a": {t1, s2, t0, s0}}}, members, parts); err != nil {
+	if _, err := rebalance.Compute(fixed{out: map[string][]rebalance.Partition{"a": {t1, s2, t0, s0}}}, members, parts); err != nil {
 		t.Errorf("every partition once, unsorted: Compute() = %v", err)
 	}
 }

@@ -3,8 +3,6 @@ package session
 import (
 	"fmt"
 	"time"
-
-	"github.com/go-zookeeper/zk"
 )
 
 // Status is the condition of the session.
@@ -25,6 +23,8 @@ const (
 	Closed
 )
 
+// String returns the status in lower case: "connecting", "up",
+// "suspended", "lost" or "closed".
 func (s Status) String() string {
 	switch s {
 	case Connecting:
@@ -41,16 +41,14 @@ func (s Status) String() string {
 	return fmt.Sprintf("Status(%d)", int(s))
 }
 
-// State is one snapshot of the session, as delivered to subscribers. It is
-// a value: nothing in it changes after it is published.
+// State is one snapshot of the session, as its owner publishes it. It is
+// a value: nothing in it changes after it is published. It carries no
+// connection: the decisions made on it need none.
 type State struct {
 	Status Status
 	// SessionID is the current session when Up, the one that may resume
 	// when Suspended, and the one that is gone when Lost; 0 if none.
 	SessionID int64
-	// Conn issues requests. It is set in every state after the first
-	// connection attempt; requests fail unless the session is Up.
-	Conn Conn
 	// Reconnects counts how many times the session has come Up; it grows
 	// with every (re)connection, even one that resumed the same session.
 	Reconnects uint64
@@ -78,22 +76,3 @@ type State struct {
 func (st State) NewConnection(prev State) bool {
 	return st.Status == Up && st.Reconnects != prev.Reconnects
 }
-
-// Conn is the subset of the ZooKeeper client's methods the actors use. A
-// *zk.Conn satisfies it; instrumentation may wrap it (see
-// [Config.WrapConn]). It is safe for concurrent use.
-type Conn interface {
-	Get(path string) ([]byte, *zk.Stat, error)
-	GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error)
-	Children(path string) ([]string, *zk.Stat, error)
-	ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, error)
-	Exists(path string) (bool, *zk.Stat, error)
-	ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error)
-	Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error)
-	Set(path string, data []byte, version int32) (*zk.Stat, error)
-	Delete(path string, version int32) error
-	Multi(ops ...any) ([]zk.MultiResponse, error)
-	SessionID() int64
-}
-
-var _ Conn = (*zk.Conn)(nil)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc"
-	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
@@ -98,7 +97,7 @@ func NewGroup(cfg Config) (*Group, error) {
 // join again. A strategy that fails on the first view holds Join up, as
 // it holds up Start; Config.Logger says why.
 func (g *Group) Join(name string) (*Member, error) {
-	if err := zkpath.ValidateName(name); err != nil {
+	if err := rebalance.ValidateName(name); err != nil {
 		return nil, fmt.Errorf("%w: Member: %w", zkalloc.ErrInvalidConfig, err)
 	}
 	g.mu.Lock()

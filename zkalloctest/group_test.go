@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/zkalloctest"
 )
 
@@ -159,7 +159,7 @@ func (c *consumer) runs() []zkalloc.Partition {
 	for p := range c.running {
 		out = append(out, p)
 	}
-	partitions.Sort(out)
+	rebalance.Sort(out)
 	return out
 }
 
@@ -449,7 +449,7 @@ func TestAddAndRemovePartitions(t *testing.T) {
 		}
 	}
 
-	if err := a.AddPartitions(ctx, map[string][]int32{"bad/topic": {1}}); !errors.Is(err, partitions.ErrInvalid) {
+	if err := a.AddPartitions(ctx, map[string][]int32{"bad/topic": {1}}); !errors.Is(err, rebalance.ErrInvalid) {
 		t.Errorf("AddPartitions with a bad topic: %v", err)
 	}
 	a.Close()

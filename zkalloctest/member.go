@@ -7,11 +7,11 @@ import (
 
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/actor"
-	"github.com/zkalloc/zkalloc/claims"
-	"github.com/zkalloc/zkalloc/internal/hook"
+	"github.com/zkalloc/zkalloc/internal/decision"
+	"github.com/zkalloc/zkalloc/internal/seam"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
-	"github.com/zkalloc/zkalloc/rebalance/member"
+	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -22,16 +22,16 @@ import (
 // real one fails, and show what its consumer has acked. All are safe for
 // concurrent use.
 //
-// Inside, the member runs zkalloc's own member actor (its decisions and
+// Inside, the member runs zkalloc's own member loop (its decisions and
 // hand-off, unchanged); the session, the member list, the partition set
 // and the claims, which ZooKeeper would hold, come from the Group.
 type Member struct {
 	g       *Group
 	name    string
-	act     *member.Actor[zkalloc.Update]
+	act     seam.Member
 	sess    *actor.Latest[session.State]
-	desired *actor.Latest[claims.Desired]
-	held    *actor.Latest[claims.Held]
+	desired *actor.Latest[decision.Want]
+	held    *actor.Latest[decision.Held]
 	views   chan membership.View
 	parts   chan partitions.View
 	ctx     context.Context // the member's goroutines run until it ends
@@ -54,37 +54,31 @@ func newMember(g *Group, name string) *Member {
 		g:       g,
 		name:    name,
 		sess:    actor.NewLatest[session.State](),
-		desired: actor.NewLatest[claims.Desired](),
-		held:    actor.NewLatest[claims.Held](),
+		desired: actor.NewLatest[decision.Want](),
+		held:    actor.NewLatest[decision.Held](),
 		views:   make(chan membership.View),
 		parts:   make(chan partitions.View),
 		done:    make(chan struct{}),
 		acked:   true,
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
-	wrap := hook.NewUpdate.(func(member.Update) zkalloc.Update)
-	m.act = member.NewActor(member.ActorConfig{
-		Config: member.Config{
-			Member:         name,
-			Settle:         g.cfg.Settle,
-			ReleaseTimeout: g.cfg.ReleaseTimeout,
-			Grace:          g.cfg.DisconnectGrace,
-		},
-		Strategy: g.cfg.Strategy,
-		Session:  m.sess,
-		Members:  m.views,
-		Parts:    m.parts,
-		Desired:  m.desired,
-		Held:     m.held,
-		Logger:   g.cfg.Logger.With("member", name),
-	}, member.Output[zkalloc.Update]{
-		Wrap: func(u member.Update) zkalloc.Update {
-			w := wrap(u)
+	m.act = seam.NewMember(seam.MemberConfig{
+		Member:          name,
+		Strategy:        g.cfg.Strategy,
+		Settle:          g.cfg.Settle,
+		ReleaseTimeout:  g.cfg.ReleaseTimeout,
+		DisconnectGrace: g.cfg.DisconnectGrace,
+		Session:         m.sess,
+		Members:         m.views,
+		Partitions:      m.parts,
+		Want:            m.desired,
+		Held:            m.held,
+		Logger:          g.cfg.Logger.With("member", name),
+		Published: func(u zkalloc.Update) {
 			g.mu.Lock()
-			m.published, m.publishedN = w, m.publishedN+1
+			m.published, m.publishedN = u, m.publishedN+1
 			g.change()
 			g.mu.Unlock()
-			return w
 		},
 		Received: func(u zkalloc.Update, acked bool) {
 			g.mu.Lock()
@@ -367,7 +361,7 @@ func (m *Member) WaitAcked(ctx context.Context) error {
 // Name returns the member's name.
 func (m *Member) Name() string { return m.name }
 
-// feed stands for the membership and partitions actors: it sends the
+// feed stands for the members and partset actors: it sends the
 // member and partition views, read in the member's session, whenever they
 // change.
 func (m *Member) feed(ctx context.Context) error {
@@ -382,7 +376,7 @@ func (m *Member) feed(ctx context.Context) error {
 		ch := g.changed
 		st := m.st
 		v := membership.View{Members: g.names, Zxid: g.membersZxid, SessionID: st.SessionID, Reconnects: st.Reconnects}
-		p := partitions.View{Parts: g.partList, Zxid: g.partsZxid, SessionID: st.SessionID, Reconnects: st.Reconnects}
+		p := partitions.View{Partitions: g.partList, Zxid: g.partsZxid, SessionID: st.SessionID, Reconnects: st.Reconnects}
 		registered := g.registered[m.name] == m
 		g.mu.Unlock()
 		if st.Status == session.Up && registered {
@@ -410,18 +404,18 @@ func (m *Member) feed(ctx context.Context) error {
 // others, and reports what it holds.
 func (m *Member) claim(ctx context.Context) error {
 	g := m.g
-	var d claims.Desired
+	var d decision.Want
 	var have bool
-	var last claims.Held
+	var last decision.Held
 	var reported bool
 	for {
 		g.mu.Lock()
 		ch := g.changed
 		if st := m.st; have && st.Status == session.Up {
 			sid := st.SessionID
-			want := make(map[zkalloc.Partition]bool, len(d.Want))
+			want := make(map[zkalloc.Partition]bool, len(d.Partitions))
 			if d.SessionID == sid {
-				for _, p := range d.Want {
+				for _, p := range d.Partitions {
 					want[p] = true
 				}
 			}
@@ -432,7 +426,7 @@ func (m *Member) claim(ctx context.Context) error {
 					changed = true
 				}
 			}
-			for _, p := range d.Want {
+			for _, p := range d.Partitions {
 				if _, taken := g.owners[p]; want[p] && !taken {
 					g.owners[p] = claim{session: sid, czxid: g.tick()}
 					changed = true
@@ -444,14 +438,14 @@ func (m *Member) claim(ctx context.Context) error {
 					held = append(held, p)
 				}
 			}
-			partitions.Sort(held)
+			rebalance.Sort(held)
 			tokens := make([]int64, len(held))
 			for i, p := range held {
 				tokens[i] = g.owners[p].czxid
 			}
-			h := claims.Held{SessionID: sid, Reconnects: st.Reconnects, Seq: d.Seq, Held: held, Tokens: tokens}
+			h := decision.Held{SessionID: sid, Reconnects: st.Reconnects, Seq: d.Seq, Partitions: held, Tokens: tokens}
 			if !reported || h.SessionID != last.SessionID || h.Reconnects != last.Reconnects || h.Seq != last.Seq ||
-				!slices.Equal(h.Held, last.Held) || !slices.Equal(h.Tokens, last.Tokens) {
+				!slices.Equal(h.Partitions, last.Partitions) || !slices.Equal(h.Tokens, last.Tokens) {
 				m.held.Set(h)
 				last, reported = h, true
 			}

@@ -10,8 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
-	"github.com/zkalloc/zkalloc/internal/zkpath"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // holdStatus is one hold record, holds/<topic>:<id>: the persistent node
@@ -33,7 +32,7 @@ const maxShownData = 100
 // hold is a hold record as read, parsed.
 type hold struct {
 	holdStatus
-	p       partitions.Partition
+	p       rebalance.Partition
 	session int64
 	ok      bool // the name is a partition and parseHold takes the data
 }
@@ -52,7 +51,7 @@ func parseHold(data []byte) (session int64, member string, ok bool) {
 		return 0, "", false
 	}
 	u, err := strconv.ParseUint(hex[2:], 16, 64)
-	if err != nil || u == 0 || zkpath.ValidateName(member) != nil || len(member) > zkpath.MaxNameLen {
+	if err != nil || u == 0 || rebalance.ValidateName(member) != nil || len(member) > rebalance.MaxNameLen {
 		return 0, "", false
 	}
 	return int64(u), member, true
@@ -60,7 +59,7 @@ func parseHold(data []byte) (session int64, member string, ok bool) {
 
 // maxHoldData bounds a hold record's data: "0x", 16 hex digits, a space
 // and a member name.
-const maxHoldData = 2 + 16 + 1 + zkpath.MaxNameLen
+const maxHoldData = 2 + 16 + 1 + rebalance.MaxNameLen
 
 // sessionHex writes a session ID as status shows members' sessions.
 func sessionHex(id int64) string { return fmt.Sprintf("0x%x", id) }
@@ -91,7 +90,7 @@ func readHolds(c *client) ([]hold, error) {
 			return nil, r.err
 		}
 		h := hold{holdStatus: holdStatus{Partition: name}}
-		p, perr := partitions.Parse(name)
+		p, perr := rebalance.Parse(name)
 		session, member, ok := parseHold(r.data)
 		if perr == nil && ok {
 			h.p, h.session, h.ok = p, session, true
@@ -114,11 +113,11 @@ func readHolds(c *client) ([]hold, error) {
 // ephemeral of that session: sessions maps each member read to its
 // node's session. A record of a live session beside a claim is the
 // normal case and is not listed.
-func judgeHolds(holds []hold, sessions map[string]int64, claimed func(partitions.Partition) bool) (recordOnly, ended, bad []holdStatus) {
+func judgeHolds(holds []hold, sessions map[string]int64, claimed func(rebalance.Partition) bool) (recordOnly, ended, bad []holdStatus) {
 	slices.SortFunc(holds, func(a, b hold) int {
 		switch {
 		case a.ok && b.ok:
-			return partitions.Compare(a.p, b.p)
+			return rebalance.Compare(a.p, b.p)
 		case a.ok != b.ok:
 			if a.ok {
 				return -1 // the readable first

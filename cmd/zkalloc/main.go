@@ -30,6 +30,7 @@ import (
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zkservers"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 func main() {
@@ -233,7 +234,7 @@ func connect(ctx context.Context, o options) (*client, error) {
 	if err := zkpath.ValidateRoot(o.root); err != nil {
 		return nil, usagef("-root %q: %v", o.root, err)
 	}
-	if err := zkpath.ValidateName(o.group); err != nil {
+	if err := rebalance.ValidateName(o.group); err != nil {
 		return nil, usagef("-group %q: %v", o.group, err)
 	}
 	var scheme, cred string

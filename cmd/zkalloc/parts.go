@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkalloc/zkalloc/internal/partset"
 	"github.com/zkalloc/zkalloc/partitions"
 )
 
@@ -47,7 +48,7 @@ func listPartitions(c *client, o options, w io.Writer) error {
 	if err := c.checkGroup(); err != nil {
 		return err
 	}
-	set, corrupt, err := partitions.Read(c.conn, c.paths)
+	set, corrupt, err := partset.Read(c.conn, c.paths)
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		return err
 	}
@@ -76,7 +77,7 @@ func changePartitions(c *client, remove bool, change map[string][]int32, o optio
 			return err
 		}
 	}
-	if err := partitions.Change(c.conn, c.paths, remove, change); err != nil {
+	if err := partset.Change(c.conn, c.paths, remove, change); err != nil {
 		return err
 	}
 	return listPartitions(c, o, w)

@@ -14,7 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
-	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/partset"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
@@ -132,7 +132,7 @@ func readStatus(c *client) (*groupStatus, error) {
 		if r.err != nil {
 			return nil, r.err
 		}
-		if !membership.IsMember(r.stat) {
+		if !membership.IsMember(r.stat.EphemeralOwner) {
 			continue // not an ephemeral of a live session, as members judge
 		}
 		sessions[name] = r.stat.EphemeralOwner
@@ -149,18 +149,18 @@ func readStatus(c *client) (*groupStatus, error) {
 		st.Members = []memberStatus{}
 	}
 
-	set, corrupt, err := partitions.Read(c.conn, c.paths)
+	set, corrupt, err := partset.Read(c.conn, c.paths)
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		return nil, err
 	}
 	for _, e := range corrupt {
 		st.Corrupt = append(st.Corrupt, e.Error())
 	}
-	var all []partitions.Partition
+	var all []rebalance.Partition
 	for _, topic := range slices.Sorted(maps.Keys(set)) {
 		st.Partitions[topic] = string(partitions.EncodeIDs(set[topic]))
 		for _, id := range set[topic] {
-			all = append(all, partitions.Partition{Topic: topic, ID: id})
+			all = append(all, rebalance.Partition{Topic: topic, ID: id})
 		}
 	}
 
@@ -172,7 +172,7 @@ func readStatus(c *client) (*groupStatus, error) {
 	inflight.Do(len(claims), func(i int) {
 		owners[i].data, owners[i].stat, owners[i].err = c.conn.Get(c.paths.Owners() + "/" + claims[i])
 	})
-	owner := map[partitions.Partition]string{}
+	owner := map[rebalance.Partition]string{}
 	for i, name := range claims {
 		r := owners[i]
 		if errors.Is(r.err, zk.ErrNoNode) {
@@ -181,7 +181,7 @@ func readStatus(c *client) (*groupStatus, error) {
 		if r.err != nil {
 			return nil, r.err
 		}
-		p, err := partitions.Parse(name)
+		p, err := rebalance.Parse(name)
 		if err != nil {
 			st.Strays = append(st.Strays, name)
 			continue
@@ -204,13 +204,13 @@ func readStatus(c *client) (*groupStatus, error) {
 			st.Unowned = append(st.Unowned, p.String())
 		}
 	}
-	heldBy := map[partitions.Partition]string{} // the member, by record only
-	st.RecordOnly, st.EndedHolds, st.BadHolds = judgeHolds(holds, sessions, func(p partitions.Partition) bool {
+	heldBy := map[rebalance.Partition]string{} // the member, by record only
+	st.RecordOnly, st.EndedHolds, st.BadHolds = judgeHolds(holds, sessions, func(p rebalance.Partition) bool {
 		_, ok := owner[p]
 		return ok
 	})
 	for _, h := range st.RecordOnly {
-		p, _ := partitions.Parse(h.Partition)
+		p, _ := rebalance.Parse(h.Partition)
 		heldBy[p] = h.Member
 	}
 
@@ -230,7 +230,7 @@ func readStatus(c *client) (*groupStatus, error) {
 		live[m.Name] = true
 	}
 	for _, name := range seats {
-		if !live[name] && zkpath.ValidateName(name) == nil {
+		if !live[name] && rebalance.ValidateName(name) == nil {
 			st.Seats = append(st.Seats, name)
 		}
 	}
@@ -258,14 +258,14 @@ func readStatus(c *client) (*groupStatus, error) {
 				}
 			}
 			slices.SortFunc(st.Paused, func(a, b string) int {
-				pa, _ := partitions.Parse(a)
-				pb, _ := partitions.Parse(b)
-				return partitions.Compare(pa, pb)
+				pa, _ := rebalance.Parse(a)
+				pb, _ := rebalance.Parse(b)
+				return rebalance.Compare(pa, pb)
 			})
 			slices.SortFunc(st.Handoffs, func(a, b handoffStatus) int {
-				pa, _ := partitions.Parse(a.Partition)
-				pb, _ := partitions.Parse(b.Partition)
-				return partitions.Compare(pa, pb)
+				pa, _ := rebalance.Parse(a.Partition)
+				pb, _ := rebalance.Parse(b.Partition)
+				return rebalance.Compare(pa, pb)
 			})
 		}
 	}
@@ -325,9 +325,9 @@ func printStatus(st *groupStatus, w io.Writer) error {
 		fmt.Fprintf(tw, "corrupt\t%s\n", c)
 	}
 	// Owners, grouped: one line per member with its partitions compacted.
-	byOwner := map[string][]partitions.Partition{}
+	byOwner := map[string][]rebalance.Partition{}
 	for name, m := range st.Owners {
-		if p, err := partitions.Parse(name); err == nil {
+		if p, err := rebalance.Parse(name); err == nil {
 			byOwner[m] = append(byOwner[m], p)
 		}
 	}
@@ -385,10 +385,10 @@ func printStatus(st *groupStatus, w io.Writer) error {
 	return nil
 }
 
-func parseAll(names []string) []partitions.Partition {
-	var ps []partitions.Partition
+func parseAll(names []string) []rebalance.Partition {
+	var ps []rebalance.Partition
 	for _, n := range names {
-		if p, err := partitions.Parse(n); err == nil {
+		if p, err := rebalance.Parse(n); err == nil {
 			ps = append(ps, p)
 		}
 	}
@@ -396,11 +396,11 @@ func parseAll(names []string) []partitions.Partition {
 }
 
 // compact renders partitions as "events:0-3,7 audit:1".
-func compact(ps []partitions.Partition) string {
+func compact(ps []rebalance.Partition) string {
 	if len(ps) == 0 {
 		return "-"
 	}
-	partitions.Sort(ps)
+	rebalance.Sort(ps)
 	byTopic := map[string][]int32{}
 	var topics []string
 	for _, p := range ps {

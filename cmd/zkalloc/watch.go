@@ -18,6 +18,7 @@ import (
 	"github.com/zkalloc/zkalloc/internal/zkwatch"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // change is one line of watch's output.
@@ -223,7 +224,7 @@ func (wt *watcher) refreshTopic(topic string, loud bool) error {
 		return nil
 	}
 	// A topic with no IDs (an emptied node, which members keep: see
-	// partitions.Read) is no topic of the set.
+	// partset.Read) is no topic of the set.
 	switch {
 	case len(old) == 0 && len(ids) == 0:
 		return nil
@@ -298,7 +299,7 @@ func coalesce(lines []change) []change {
 	ids := map[key][]int32{}
 	var order []key
 	for _, l := range lines {
-		p, err := partitions.Parse(l.Partition)
+		p, err := rebalance.Parse(l.Partition)
 		if err != nil {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -57,17 +58,17 @@ func AwaitChan[T any](tb testing.TB, ch <-chan T, last *T, within time.Duration,
 // writes and returns its state once it is up, failing tb if it is not
 // within the given time. The session stops when the test ends. Call it
 // from the test's goroutine.
-func Observe(tb testing.TB, servers []string, within time.Duration) session.State {
+func Observe(tb testing.TB, servers []string, within time.Duration) zksession.State {
 	tb.Helper()
-	sess := session.New(session.Config{Servers: servers, Timeout: 10 * time.Second})
+	sess := zksession.New(zksession.Config{Servers: servers, Timeout: 10 * time.Second})
 	probe := sess.Subscribe()
 	Run(tb, "observer", sess.Run)
-	var st session.State
-	return Await(tb, probe, &st, within, "observer session up", func(st session.State) bool { return st.Status == session.Up })
+	var st zksession.State
+	return Await(tb, probe, &st, within, "observer session up", func(st zksession.State) bool { return st.Status == session.Up })
 }
 
 // IsUp reports whether st is an Up session, for [Await] and the like.
-func IsUp(st session.State) bool { return st.Status == session.Up }
+func IsUp(st zksession.State) bool { return st.Status == session.Up }
 
 // Run runs run (an actor's or a group's Run) on a goroutine of its own
 // until stop is called or the test ends, whichever is first: stop cancels
@@ -128,9 +129,9 @@ func (r *Running) Stop() {
 // it, the actor that newActor builds on a subscription to that session,
 // as [Go] does. It returns the running group and another subscription,
 // for the test to follow the session.
-func StartWithSession(tb testing.TB, cfg session.Config, what string, newActor func(*actor.Latest[session.State]) actor.Actor) (*Running, *actor.Latest[session.State]) {
+func StartWithSession(tb testing.TB, cfg zksession.Config, what string, newActor func(*actor.Latest[zksession.State]) actor.Actor) (*Running, *actor.Latest[zksession.State]) {
 	tb.Helper()
-	sess := session.New(cfg)
+	sess := zksession.New(cfg)
 	probe := sess.Subscribe()
 	a := newActor(sess.Subscribe())
 	var g actor.Group

@@ -9,19 +9,20 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/session"
 )
 
 // FailingConn fails every request with zk.ErrConnectionClosed while Fail
 // is set, as the client does with the requests in flight when its
 // connection drops; SessionID still answers. Use it as a session's
-// [session.Config.WrapConn]. It is safe for concurrent use.
+// [zksession.Config.WrapConn]. It is safe for concurrent use.
 type FailingConn struct {
-	session.Conn
+	zksession.Conn
 	Fail *atomic.Bool
 }
 
-var _ session.Conn = FailingConn{}
+var _ zksession.Conn = FailingConn{}
 
 func (c FailingConn) Get(p string) ([]byte, *zk.Stat, error) {
 	if c.Fail.Load() {
@@ -99,7 +100,7 @@ func (c FailingConn) Multi(ops ...any) ([]zk.MultiResponse, error) {
 // through again, cuts the connection with reset, and waits until the same
 // session is Up on a new connection, taking states from probe into last.
 // It returns that state.
-func ResumeAfterRetry(tb testing.TB, clock *actor.FakeClock, timers int, fail *atomic.Bool, reset func(), probe *actor.Latest[session.State], last *session.State) session.State {
+func ResumeAfterRetry(tb testing.TB, clock *actor.FakeClock, timers int, fail *atomic.Bool, reset func(), probe *actor.Latest[zksession.State], last *zksession.State) zksession.State {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -109,7 +110,7 @@ func ResumeAfterRetry(tb testing.TB, clock *actor.FakeClock, timers int, fail *a
 	fail.Store(false)
 	sid, before := last.SessionID, last.Reconnects
 	reset()
-	st := Await(tb, probe, last, 10*time.Second, "session up again", func(st session.State) bool {
+	st := Await(tb, probe, last, 10*time.Second, "session up again", func(st zksession.State) bool {
 		return st.Status == session.Up && st.Reconnects > before
 	})
 	if st.SessionID != sid {

@@ -1,21 +1,21 @@
 package actortest
 
-import "github.com/zkalloc/zkalloc/partitions"
+import "github.com/zkalloc/zkalloc/rebalance"
 
 // Parts lists the partitions of topic with the given IDs, in that order.
-func Parts(topic string, ids ...int32) []partitions.Partition {
-	out := make([]partitions.Partition, len(ids))
+func Parts(topic string, ids ...int32) []rebalance.Partition {
+	out := make([]rebalance.Partition, len(ids))
 	for i, id := range ids {
-		out[i] = partitions.Partition{Topic: topic, ID: id}
+		out[i] = rebalance.Partition{Topic: topic, ID: id}
 	}
 	return out
 }
 
 // PartsN lists topic:0 to topic:n-1.
-func PartsN(topic string, n int) []partitions.Partition {
-	out := make([]partitions.Partition, n)
+func PartsN(topic string, n int) []rebalance.Partition {
+	out := make([]rebalance.Partition, n)
 	for i := range out {
-		out[i] = partitions.Partition{Topic: topic, ID: int32(i)}
+		out[i] = rebalance.Partition{Topic: topic, ID: int32(i)}
 	}
 	return out
 }

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // Options say what the end of a history should look like.
@@ -17,7 +17,7 @@ type Options struct {
 	// expected set from its instant on, the first also before it (it is
 	// the initial set), and the last must equal Expected: if it does not,
 	// the report has an anomaly and (c) is checked against Expected.
-	Expected []partitions.Partition
+	Expected []rebalance.Partition
 	// FaultsEnd is when the last fault ended. Zero means the latest End
 	// among [History.Faults], or no faults at all if there are none.
 	FaultsEnd time.Time
@@ -61,9 +61,9 @@ type checker struct {
 	nevents    int
 	expected   []int32 // sorted pids of the expected set in force
 
-	pids  map[partitions.Partition]int32
-	parts []partitions.Partition // by pid
-	state []partState            // by pid
+	pids  map[rebalance.Partition]int32
+	parts []rebalance.Partition // by pid
+	state []partState           // by pid
 
 	mids    map[string]int
 	members []*memberState
@@ -127,7 +127,7 @@ func newChecker(h History, events []Event, opts Options) *checker {
 		opts:    opts,
 		faults:  h.Faults,
 		nevents: len(events),
-		pids:    make(map[partitions.Partition]int32),
+		pids:    make(map[rebalance.Partition]int32),
 		mids:    make(map[string]int),
 		seqs:    make(map[int]seqRef),
 	}
@@ -157,7 +157,7 @@ func newChecker(h History, events []Event, opts Options) *checker {
 }
 
 // pid interns p.
-func (c *checker) pid(p partitions.Partition) int32 {
+func (c *checker) pid(p rebalance.Partition) int32 {
 	if id, ok := c.pids[p]; ok {
 		return id
 	}
@@ -169,7 +169,7 @@ func (c *checker) pid(p partitions.Partition) int32 {
 }
 
 // set interns ps as sorted distinct pids.
-func (c *checker) set(ps []partitions.Partition) []int32 {
+func (c *checker) set(ps []rebalance.Partition) []int32 {
 	if len(ps) == 0 {
 		return nil
 	}
@@ -182,12 +182,12 @@ func (c *checker) set(ps []partitions.Partition) []int32 {
 }
 
 // names returns the partitions of pids, sorted for messages.
-func (c *checker) names(pids []int32) []partitions.Partition {
-	ps := make([]partitions.Partition, len(pids))
+func (c *checker) names(pids []int32) []rebalance.Partition {
+	ps := make([]rebalance.Partition, len(pids))
 	for i, id := range pids {
 		ps[i] = c.parts[id]
 	}
-	partitions.Sort(ps)
+	rebalance.Sort(ps)
 	return ps
 }
 
@@ -344,10 +344,10 @@ func (c *checker) finish() Report {
 		Anomalies:        c.anomalies,
 	}
 	slices.SortStableFunc(r.DoubleOwnerships, func(a, b Overlap) int {
-		return cmp.Or(a.From.Compare(b.From), partitions.Compare(a.Partition, b.Partition))
+		return cmp.Or(a.From.Compare(b.From), rebalance.Compare(a.Partition, b.Partition))
 	})
 	slices.SortStableFunc(r.Unowned, func(a, b Gap) int {
-		return cmp.Or(a.From.Compare(b.From), partitions.Compare(a.Partition, b.Partition))
+		return cmp.Or(a.From.Compare(b.From), rebalance.Compare(a.Partition, b.Partition))
 	})
 	for id := range c.state {
 		if ps := &c.state[id]; ps.hasGap {
@@ -357,7 +357,7 @@ func (c *checker) finish() Report {
 			}
 		}
 	}
-	slices.SortFunc(r.LongestGaps, func(a, b Gap) int { return partitions.Compare(a.Partition, b.Partition) })
+	slices.SortFunc(r.LongestGaps, func(a, b Gap) int { return rebalance.Compare(a.Partition, b.Partition) })
 	r.Converged, r.Generation, r.Divergence = c.converged()
 	r.FaultsByKind, r.Recoveries = c.conv.recoveries(c.faults, c.end)
 	return r

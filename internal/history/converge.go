@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // convergence follows, during the sweep, whether the group is converged at
@@ -173,7 +173,7 @@ func (c *checker) converged() (ok bool, gen int64, divergence string) {
 	for i := range ids {
 		ids[i] = int32(i)
 	}
-	slices.SortFunc(ids, func(a, b int32) int { return partitions.Compare(c.parts[a], c.parts[b]) })
+	slices.SortFunc(ids, func(a, b int32) int { return rebalance.Compare(c.parts[a], c.parts[b]) })
 	for _, id := range ids {
 		switch o, p := owners[id], c.parts[id]; {
 		case c.state[id].expected && len(o) == 0:

@@ -9,7 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkalloc/zkalloc/internal/history"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 func TestMain(m *testing.M) {
@@ -90,11 +90,11 @@ func recoveries(r history.Report) []string {
 }
 
 // parts parses "t:0 t:1".
-func parts(tb testing.TB, list string) []partitions.Partition {
+func parts(tb testing.TB, list string) []rebalance.Partition {
 	tb.Helper()
-	var ps []partitions.Partition
+	var ps []rebalance.Partition
 	for _, f := range strings.Fields(list) {
-		p, err := partitions.Parse(f)
+		p, err := rebalance.Parse(f)
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc/internal/history"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // churn records a well-behaved group of nmembers sharing nparts for gens
@@ -21,15 +21,15 @@ func churn(nparts, nmembers, gens int) (history.History, history.Options) {
 		now = now.Add(time.Millisecond)
 		return now
 	})
-	ps := make([]partitions.Partition, nparts)
+	ps := make([]rebalance.Partition, nparts)
 	for i := range ps {
-		ps[i] = partitions.Partition{Topic: "t", ID: int32(i)}
+		ps[i] = rebalance.Partition{Topic: "t", ID: int32(i)}
 	}
 	names := make([]string, nmembers)
 	for i := range names {
 		names[i] = fmt.Sprint("m", i)
 	}
-	held := make(map[string][]partitions.Partition) // newest Assigned of live members
+	held := make(map[string][]rebalance.Partition) // newest Assigned of live members
 	var live []string
 	for g := 1; g <= gens; g++ {
 		live = live[:0]
@@ -38,7 +38,7 @@ func churn(nparts, nmembers, gens int) (history.History, history.Options) {
 				live = append(live, n)
 			}
 		}
-		share := make(map[string][]partitions.Partition)
+		share := make(map[string][]rebalance.Partition)
 		for i, p := range ps {
 			share[live[i%len(live)]] = append(share[live[i%len(live)]], p)
 		}
@@ -47,8 +47,8 @@ func churn(nparts, nmembers, gens int) (history.History, history.Options) {
 			if !ok {
 				continue
 			}
-			keep := slices.DeleteFunc(slices.Clone(old), func(p partitions.Partition) bool { return !slices.Contains(share[n], p) })
-			lost := slices.DeleteFunc(slices.Clone(old), func(p partitions.Partition) bool { return slices.Contains(keep, p) })
+			keep := slices.DeleteFunc(slices.Clone(old), func(p rebalance.Partition) bool { return !slices.Contains(share[n], p) })
+			lost := slices.DeleteFunc(slices.Clone(old), func(p rebalance.Partition) bool { return slices.Contains(keep, p) })
 			if len(lost) > 0 {
 				rec.Acked(n, rec.Received(n, int64(2*g), live, keep, lost))
 				held[n] = keep

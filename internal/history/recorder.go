@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // EventKind says what a member's consumer did.
@@ -65,11 +65,11 @@ type Event struct {
 	// they are set for KindReceived only.
 	Generation int64
 	Members    []string
-	Assigned   []partitions.Partition
-	Revoked    []partitions.Partition
+	Assigned   []rebalance.Partition
+	Revoked    []rebalance.Partition
 	// Expected is the partition set expected from now on, for
 	// KindExpected only.
-	Expected []partitions.Partition
+	Expected []rebalance.Partition
 }
 
 // Fault is one injected fault, for the report.
@@ -110,7 +110,7 @@ func NewRecorder(now func() time.Time) *Recorder {
 // Received records that member's consumer received an Update and returns
 // the Update's sequence number, unique in this Recorder, to pass to
 // [Recorder.Acked]. The slices are copied.
-func (r *Recorder) Received(member string, generation int64, members []string, assigned, revoked []partitions.Partition) int {
+func (r *Recorder) Received(member string, generation int64, members []string, assigned, revoked []rebalance.Partition) int {
 	e := Event{
 		Kind:       KindReceived,
 		Member:     member,
@@ -167,7 +167,7 @@ func (r *Recorder) Closing(member string) {
 // (for instance when AddPartitions returns); [Check] then judges each
 // instant against the set in force, and the last call should agree with
 // [Options.Expected]. The slice is copied.
-func (r *Recorder) Expect(parts []partitions.Partition) {
+func (r *Recorder) Expect(parts []rebalance.Partition) {
 	e := Event{Kind: KindExpected, Expected: slices.Clone(parts)}
 	r.mu.Lock()
 	defer r.mu.Unlock()

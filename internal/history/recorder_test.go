@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc/internal/history"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // TestRecorderConcurrent has several consumers record at once, each
@@ -24,16 +24,16 @@ func TestRecorderConcurrent(t *testing.T) {
 		return now
 	})
 	var names []string
-	var expected []partitions.Partition
+	var expected []rebalance.Partition
 	for i := range members {
 		names = append(names, fmt.Sprint("m", i))
-		expected = append(expected, partitions.Partition{Topic: "t", ID: int32(i)})
+		expected = append(expected, rebalance.Partition{Topic: "t", ID: int32(i)})
 	}
 
 	var wg sync.WaitGroup
 	for i := range members {
 		wg.Go(func() {
-			mine := []partitions.Partition{expected[i]}
+			mine := []rebalance.Partition{expected[i]}
 			for j := range rounds {
 				seq := rec.Received(names[i], 1, names, mine, nil)
 				rec.Acked(names[i], seq)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // ErrFailed is wrapped by [Report.Err] when a check fails.
@@ -67,7 +67,7 @@ type Report struct {
 
 // Overlap is a stretch of time when two members held one partition.
 type Overlap struct {
-	Partition partitions.Partition
+	Partition rebalance.Partition
 	// First held it before Second took it at From.
 	First, Second string
 	// To is when one of them stopped holding it, or the end of the history
@@ -97,7 +97,7 @@ func (o Overlap) describe(at func(time.Time) string) string {
 // Gap is a stretch of time when a partition was in no member's newest
 // Assigned.
 type Gap struct {
-	Partition partitions.Partition
+	Partition rebalance.Partition
 	// To is when it was owned again, or the end of the history if Open.
 	From, To time.Time
 	Open     bool

@@ -9,23 +9,23 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc/internal/history"
-	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // TestCheckHandMadeHistory builds a History literally, out of time order,
 // with events the model cannot interpret.
 func TestCheckHandMadeHistory(t *testing.T) {
 	t.Parallel()
-	p0 := partitions.Partition{Topic: "t", ID: 0}
+	p0 := rebalance.Partition{Topic: "t", ID: 0}
 	h := history.History{Events: []history.Event{
 		{Time: ms(10), Kind: history.KindAcked, Member: "a", Seq: 1},
-		{Time: ms(0), Kind: history.KindReceived, Member: "a", Seq: 1, Generation: 1, Members: []string{"a"}, Assigned: []partitions.Partition{p0}},
+		{Time: ms(0), Kind: history.KindReceived, Member: "a", Seq: 1, Generation: 1, Members: []string{"a"}, Assigned: []rebalance.Partition{p0}},
 		{Time: ms(5), Kind: history.KindAcked, Member: "b", Seq: 1},    // b never received 1
 		{Time: ms(6), Kind: history.KindAcked, Member: "a", Seq: 7},    // nobody received 7
 		{Time: ms(7), Kind: history.KindReceived, Member: "b", Seq: 1}, // 1 again
 		{Time: ms(8), Kind: history.EventKind(9), Member: "b"},
 	}}
-	r := history.Check(h, history.Options{Expected: []partitions.Partition{p0}, Live: []string{"a"}})
+	r := history.Check(h, history.Options{Expected: []rebalance.Partition{p0}, Live: []string{"a"}})
 	want := []string{
 		"+5ms b: acked seq 1, which it had not received",
 		"+6ms a: acked seq 7, which it had not received",
@@ -139,7 +139,7 @@ func TestErrListsFirstFew(t *testing.T) {
 
 func TestStrings(t *testing.T) {
 	t.Parallel()
-	p := partitions.Partition{Topic: "t", ID: 3}
+	p := rebalance.Partition{Topic: "t", ID: 3}
 	tests := []struct{ got, want string }{
 		{history.KindReceived.String(), "received"},
 		{history.KindAcked.String(), "acked"},
@@ -164,20 +164,20 @@ func ExampleReport_Markdown() {
 	at := func(ms int) time.Time { return clock.Add(time.Duration(ms) * time.Millisecond) }
 	now := clock
 	rec := history.NewRecorder(func() time.Time { return now })
-	p0, p1 := partitions.Partition{Topic: "t", ID: 0}, partitions.Partition{Topic: "t", ID: 1}
+	p0, p1 := rebalance.Partition{Topic: "t", ID: 0}, rebalance.Partition{Topic: "t", ID: 1}
 
-	rec.Received("a", 1, []string{"a", "b"}, []partitions.Partition{p0}, nil)
-	rec.Received("b", 1, []string{"a", "b"}, []partitions.Partition{p1}, nil)
+	rec.Received("a", 1, []string{"a", "b"}, []rebalance.Partition{p0}, nil)
+	rec.Received("b", 1, []string{"a", "b"}, []rebalance.Partition{p1}, nil)
 	rec.Fault("kill", at(100), at(100))
 	now = at(100)
 	rec.Closed("b")
 	now = at(400)
-	seq := rec.Received("a", 2, []string{"a"}, []partitions.Partition{p0, p1}, nil)
+	seq := rec.Received("a", 2, []string{"a"}, []rebalance.Partition{p0, p1}, nil)
 	now = at(401)
 	rec.Acked("a", seq)
 
 	r := history.Check(rec.History(), history.Options{
-		Expected: []partitions.Partition{p0, p1},
+		Expected: []rebalance.Partition{p0, p1},
 		Deadline: time.Second,
 		Live:     []string{"a"},
 	})

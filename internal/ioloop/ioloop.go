@@ -1,4 +1,4 @@
-// Package ioloop is the skeleton the I/O actors (membership, partitions,
+// Package ioloop is the skeleton the I/O actors (members, partset,
 // claims) share: take the session state, notice a new connection, reset
 // the retry pacer, attempt the ZooKeeper work while Up. Written once, so
 // that a fix to it lands in all three.
@@ -15,12 +15,13 @@ import (
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/retry"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/session"
 )
 
 // Config configures a [Loop]. Session and What are required.
 type Config struct {
-	Session *actor.Latest[session.State]
+	Session *actor.Latest[zksession.State]
 	Clock   actor.Clock  // default actor.RealClock()
 	Logger  *slog.Logger // default: discard
 	// What names the work in the retry log: "zkalloc: <What> failed;
@@ -59,7 +60,7 @@ type Config struct {
 // A Loop belongs to one actor and is not safe for concurrent use.
 type Loop struct {
 	cfg  Config
-	st   session.State
+	st   zksession.State
 	pace *retry.Pacer
 }
 
@@ -79,7 +80,7 @@ func (l *Loop) Changed() <-chan struct{} { return l.cfg.Session.Changed() }
 
 // Take takes the newest session state, if one is waiting (ok), and
 // reports whether it is Up on a new connection (fresh, see
-// [session.State.NewConnection]). On a new connection the pending retry
+// [zksession.State.NewConnection]). On a new connection the pending retry
 // is cancelled and the delays reset: a failure in the previous
 // connection says nothing of this one.
 func (l *Loop) Take() (fresh, ok bool) {
@@ -87,7 +88,7 @@ func (l *Loop) Take() (fresh, ok bool) {
 	if !ok {
 		return false, false
 	}
-	fresh = st.NewConnection(l.st)
+	fresh = st.NewConnection(l.st.State)
 	if fresh {
 		l.pace.Reset()
 	}
@@ -96,7 +97,7 @@ func (l *Loop) Take() (fresh, ok bool) {
 }
 
 // State returns the session state last taken.
-func (l *Loop) State() session.State { return l.st }
+func (l *Loop) State() zksession.State { return l.st }
 
 // Attempt runs work if the session is Up and no retry is pending, and
 // paces the attempts that follow (see [retry.Pacer.Attempt]). It reports

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/ioloop"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -23,13 +24,13 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // not.
 func TestLoopAttemptsWhileUpAndResetsOnANewConnection(t *testing.T) {
 	clock := actor.NewFakeClock(time.Unix(0, 0))
-	in := actor.NewLatest[session.State]()
+	in := actor.NewLatest[zksession.State]()
 	loop := ioloop.New(ioloop.Config{Session: in, Clock: clock, What: "test"})
 	defer loop.Stop()
 	ctx := context.Background()
 	calls := 0
 	fail := func() error { calls++; return errors.New("boom") }
-	take := func(st session.State) (fresh bool) {
+	take := func(st zksession.State) (fresh bool) {
 		t.Helper()
 		in.Set(st)
 		fresh, ok := loop.Take()
@@ -46,7 +47,7 @@ func TestLoopAttemptsWhileUpAndResetsOnANewConnection(t *testing.T) {
 	if calls != 0 {
 		t.Fatalf("work ran %d times before any session state", calls)
 	}
-	if !take(session.State{Status: session.Up, SessionID: 1, Reconnects: 1}) {
+	if !take(zksession.State{State: session.State{Status: session.Up, SessionID: 1, Reconnects: 1}}) {
 		t.Error("the first Up is not a new connection")
 	}
 	loop.Attempt(ctx, fail)
@@ -54,13 +55,13 @@ func TestLoopAttemptsWhileUpAndResetsOnANewConnection(t *testing.T) {
 	if calls != 1 || clock.Timers() != 1 {
 		t.Fatalf("after a failure: %d calls, %d timers; want 1 call and a retry scheduled", calls, clock.Timers())
 	}
-	if take(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 1}) {
+	if take(zksession.State{State: session.State{Status: session.Suspended, SessionID: 1, Reconnects: 1}}) {
 		t.Error("Suspended is a new connection")
 	}
 	if clock.Timers() != 1 {
 		t.Error("the retry was cancelled without a new connection")
 	}
-	if !take(session.State{Status: session.Up, SessionID: 1, Reconnects: 2}) {
+	if !take(zksession.State{State: session.State{Status: session.Up, SessionID: 1, Reconnects: 2}}) {
 		t.Error("Up again, resumed, is not a new connection")
 	}
 	if clock.Timers() != 0 {
@@ -70,7 +71,7 @@ func TestLoopAttemptsWhileUpAndResetsOnANewConnection(t *testing.T) {
 	if calls != 2 {
 		t.Errorf("%d calls, want the new connection's attempt at once", calls)
 	}
-	take(session.State{Status: session.Lost, SessionID: 1, Reconnects: 2})
+	take(zksession.State{State: session.State{Status: session.Lost, SessionID: 1, Reconnects: 2}})
 	clock.Advance(time.Minute)
 	<-loop.C()
 	loop.Fired()
@@ -81,11 +82,11 @@ func TestLoopAttemptsWhileUpAndResetsOnANewConnection(t *testing.T) {
 }
 
 func TestLoopAttemptStops(t *testing.T) {
-	in := actor.NewLatest[session.State]()
+	in := actor.NewLatest[zksession.State]()
 	fatal := errors.New("fatal")
 	loop := ioloop.New(ioloop.Config{Session: in, What: "test", Fatal: func(err error) bool { return errors.Is(err, fatal) }})
 	defer loop.Stop()
-	in.Set(session.State{Status: session.Up, Reconnects: 1})
+	in.Set(zksession.State{State: session.State{Status: session.Up, Reconnects: 1}})
 	loop.Take()
 	if stop, err := loop.Attempt(context.Background(), func() error { return fatal }); !stop || !errors.Is(err, fatal) {
 		t.Errorf("fatal error: stop %v, err %v; want stop with it", stop, err)
@@ -105,9 +106,9 @@ func TestLoopStopsOnPermanentRefusals(t *testing.T) {
 		err  error
 		name string
 	}{{zk.ErrNoAuth, "NoAuth"}, {zk.ErrInvalidACL, "InvalidACL"}, {zk.ErrAuthFailed, "AuthFailed"}} {
-		in := actor.NewLatest[session.State]()
+		in := actor.NewLatest[zksession.State]()
 		loop := ioloop.New(ioloop.Config{Session: in, What: "test"})
-		in.Set(session.State{Status: session.Up, Reconnects: 1})
+		in.Set(zksession.State{State: session.State{Status: session.Up, Reconnects: 1}})
 		loop.Take()
 		stop, err := loop.Attempt(context.Background(), func() error { return fmt.Errorf("create /a/b: %w", tt.err) })
 		if !stop || !errors.Is(err, tt.err) || !strings.Contains(err.Error(), tt.name) || !strings.Contains(err.Error(), "/a/b") {
@@ -115,10 +116,10 @@ func TestLoopStopsOnPermanentRefusals(t *testing.T) {
 		}
 		loop.Stop()
 	}
-	in := actor.NewLatest[session.State]()
+	in := actor.NewLatest[zksession.State]()
 	loop := ioloop.New(ioloop.Config{Session: in, What: "test"})
 	defer loop.Stop()
-	in.Set(session.State{Status: session.Up, Reconnects: 1})
+	in.Set(zksession.State{State: session.State{Status: session.Up, Reconnects: 1}})
 	loop.Take()
 	if stop, err := loop.Attempt(context.Background(), func() error { return zk.ErrConnectionClosed }); stop || err != nil {
 		t.Errorf("connection closed: stop %v, err %v; want a retry", stop, err)

@@ -8,6 +8,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // zooKeeperRefuses mirrors the server's check of a path
@@ -50,20 +51,20 @@ func zooKeeperRefuses(p string) string {
 // read another node, so it must name exactly one child of that parent
 // (path.Dir and path.Base give the parent and the name back, path.Clean
 // changes nothing) and the server must accept the path. Refusals wrap
-// ErrInvalid.
+// rebalance.ErrInvalid.
 func FuzzValidateName(f *testing.F) {
 	for _, seed := range []string{
 		"a", "member-1", "a:b", "ünï", "with space", "...", ".a", "a.", "\u4e2d\u6587", "\uffef",
 		"", ".", "..", "a/b", "/", "a\x00", "a\nb", "\x7f", "\u0085", "a\u00a0b", "\ufeff", "\ue000",
 		"\uf8ff", "\ufff0", "\uffff", "\U00010000", "\U0001F600", "\xff", "\xed\xa0\x80",
-		strings.Repeat("x", zkpath.MaxNameLen+1),
+		strings.Repeat("x", rebalance.MaxNameLen+1),
 	} {
 		f.Add(seed)
 	}
 	g := zkpath.Group{Root: "/zkalloc", Group: "g"}
 	f.Fuzz(func(t *testing.T, name string) {
-		if err := zkpath.ValidateName(name); err != nil {
-			if !errors.Is(err, zkpath.ErrInvalid) {
+		if err := rebalance.ValidateName(name); err != nil {
+			if !errors.Is(err, rebalance.ErrInvalid) {
 				t.Fatalf("ValidateName(%q) = %v, want an ErrInvalid error", name, err)
 			}
 			return

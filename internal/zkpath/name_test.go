@@ -2,7 +2,6 @@ package zkpath_test
 
 import (
 	"errors"
-	"strings"
 	"testing"
 	"time"
 	"unicode"
@@ -12,21 +11,8 @@ import (
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zktest"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
-
-func TestValidateName(t *testing.T) {
-	t.Parallel()
-	for _, ok := range []string{"a", "billing-7f9c", "a.b_c", "ünï", "a:b", "with space", strings.Repeat("x", 300)} {
-		if err := zkpath.ValidateName(ok); err != nil {
-			t.Errorf("ValidateName(%q) = %v", ok, err)
-		}
-	}
-	for _, bad := range []string{"", ".", "..", "a/b", "a\nb", "\x7f", "a\u00a0b", "\ufeff", "\uffff", "\ue000", string([]byte{0xff}), "a\U0001F600", "\U00010000"} {
-		if err := zkpath.ValidateName(bad); !errors.Is(err, zkpath.ErrInvalid) {
-			t.Errorf("ValidateName(%q) = %v, want ErrInvalid", bad, err)
-		}
-	}
-}
 
 func TestValidateRoot(t *testing.T) {
 	t.Parallel()
@@ -63,7 +49,7 @@ func TestValidateNameAgreesWithZooKeeper(t *testing.T) {
 	names = append(names, "ünï", "a:b", "with space", "\u4e2d\u6587", "\uffef", "\U00010000", "\U0001F600", "\U0010FFFD")
 	accepted := 0
 	for _, name := range names {
-		if zkpath.ValidateName(name) != nil {
+		if rebalance.ValidateName(name) != nil {
 			continue
 		}
 		accepted++

@@ -16,7 +16,7 @@ import (
 // would, and closes it. The server then deletes the session's ephemeral
 // nodes and tells its client, on its next contact, that the session has
 // expired. The ID and password come from the session under test (see
-// session.Session.Credentials).
+// zksession.Session.Credentials).
 //
 // The session's own client may attach again in between (it reconnects at
 // once when the server closes its connection for ours), so ExpireSession

@@ -1,0 +1,224 @@
+package zkalloc_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// This file states the import policy of the module and checks it, after
+// the standard library's go/build/deps_test.go: imports run one way, from
+// the vocabulary and the strategies at the bottom to the tools at the
+// top, and no import runs back up. docs/architecture.md draws the floors.
+//
+// policy lists every package of the module with what its production
+// (non-test) code may import directly: "std" is the standard library,
+// "zk" github.com/go-zookeeper/zk, "backoff" github.com/cenkalti/backoff/v4,
+// "." the root package zkalloc, and other names are the module's
+// packages, relative to its root. A package that is not listed, or an
+// import that its entry does not allow, fails the test. Since every
+// package is listed, what a package may reach through its imports
+// follows; checks below also state the floors' rules on what each
+// package reaches (go list's Deps), so that a failure names the rule.
+var policy = []struct{ pkgs, may string }{
+	// Floor 0: the vocabulary and the strategies (Partition, Strategy),
+	// and the actor runtime. The standard library only.
+	{"rebalance actor", "std"},
+
+	// Floor 1: the vocabulary faces: session states, member and partition
+	// views, the topic nodes' codec and limits.
+	{"session membership partitions", "std rebalance"},
+
+	// Floor 2: the member's decisions, pure: no actor, no ZooKeeper.
+	{"internal/decision", "std rebalance session membership partitions"},
+
+	// Helpers with no ZooKeeper.
+	{"internal/inflight", "std"},
+	{"internal/retry", "std actor backoff"},
+
+	// Floor 3: the ZooKeeper helpers and the I/O actors, the only
+	// packages of the library that import go-zookeeper.
+	{"internal/zkpath internal/zkwatch", "std zk rebalance"},
+	{"internal/zkservers", "std internal/zkpath"},
+	{"internal/zksession", "std zk backoff actor session"},
+	{"internal/ioloop", "std zk actor session internal/retry internal/zksession"},
+	{"internal/members", "std zk actor rebalance session membership internal/zksession internal/ioloop internal/zkpath internal/inflight"},
+	{"internal/partset", "std zk actor rebalance session partitions internal/zksession internal/ioloop internal/zkpath internal/zkwatch internal/inflight"},
+	// The claims actor takes the core's Want and answers with its Held,
+	// which the core defines, as raft's Ready lives with raft; it reads
+	// a holder's member node with membership's Info.
+	{"internal/claims", "std zk actor rebalance session membership internal/decision internal/zksession internal/ioloop internal/zkpath internal/zkwatch internal/inflight"},
+
+	// Floor 4: the root wires the actors around the decisions. It
+	// imports zk itself only for its public API: Config.ACL is []zk.ACL
+	// and ErrNoAuth is zk.ErrNoAuth.
+	{".", "std zk actor rebalance session membership partitions internal/decision internal/zksession internal/members internal/partset internal/claims internal/zkpath internal/zkservers internal/seam"},
+	// The stopgap that hands zkalloctest the root's member loop, typed;
+	// it goes once zkalloctest drives the real Allocator (phase 2).
+	{"internal/seam", "std actor rebalance session membership partitions internal/decision"},
+
+	// Floor 5: the tools.
+	{"zkalloctest", "std . actor rebalance session membership partitions internal/decision internal/seam"},
+	// The command reads and writes a group's nodes itself. Its demo
+	// starts a ZooKeeper server with the test workshop's internal/zktest:
+	// the one known exception to the workshop rule below, which phase 2
+	// removes with a small production launcher.
+	{"cmd/zkalloc", "std zk . rebalance membership partitions internal/partset internal/zkpath internal/zkservers internal/zkwatch internal/inflight internal/zktest"},
+
+	// The test workshop: never imported by production code.
+	{"internal/zktest", "std zk"},
+	{"internal/history", "std rebalance"},
+	{"internal/actortest", "std zk actor rebalance session internal/zksession"},
+}
+
+const (
+	modulePath  = "github.com/zkalloc/zkalloc"
+	zkPath      = "github.com/go-zookeeper/zk"
+	backoffPath = "github.com/cenkalti/backoff/v4"
+)
+
+// workshop is the test workshop: harnesses that production code never
+// depends on.
+var workshop = []string{"internal/zktest", "internal/history", "internal/actortest"}
+
+// listed is one package as go list describes it.
+type listed struct {
+	ImportPath string
+	Standard   bool
+	Imports    []string
+	Deps       []string
+}
+
+// listModule returns every package of the module and every package they
+// depend on, by import path, as `go list -deps ./...` gives them.
+func listModule(t *testing.T) map[string]listed {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	cmd := exec.Command(goTool, "list", "-deps", "-json=ImportPath,Standard,Imports,Deps", "./...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	pkgs := make(map[string]listed)
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p listed
+		if err := dec.Decode(&p); err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		pkgs[p.ImportPath] = p
+	}
+	return pkgs
+}
+
+// short names an import path as the policy does.
+func short(path string) string {
+	switch {
+	case path == modulePath:
+		return "."
+	case path == zkPath:
+		return "zk"
+	case path == backoffPath:
+		return "backoff"
+	}
+	return strings.TrimPrefix(path, modulePath+"/")
+}
+
+func inModule(path string) bool {
+	return path == modulePath || strings.HasPrefix(path, modulePath+"/")
+}
+
+func TestDependencies(t *testing.T) {
+	t.Parallel()
+	pkgs := listModule(t)
+	may := make(map[string][]string) // by short name
+	for _, r := range policy {
+		for _, p := range strings.Fields(r.pkgs) {
+			if _, dup := may[p]; dup {
+				t.Errorf("policy lists %s twice", p)
+			}
+			may[p] = strings.Fields(r.may)
+		}
+	}
+	// allowed reports whether a package whose entry is allow may import
+	// path.
+	allowed := func(allow []string, path string) bool {
+		if p, ok := pkgs[path]; ok && p.Standard {
+			return slices.Contains(allow, "std")
+		}
+		return slices.Contains(allow, short(path))
+	}
+
+	var module []string
+	for path := range pkgs {
+		if inModule(path) {
+			module = append(module, path)
+		}
+	}
+	slices.Sort(module)
+	for _, path := range module {
+		name := short(path)
+		allow, ok := may[name]
+		if !ok {
+			t.Errorf("%s is not in the policy of deps_test.go: add it to its floor", name)
+			continue
+		}
+		for _, imp := range pkgs[path].Imports {
+			if !allowed(allow, imp) {
+				t.Errorf("%s imports %s, which its entry in the policy does not allow", name, short(imp))
+			}
+		}
+	}
+	for name := range may {
+		if _, ok := pkgs[modulePath+"/"+name]; !ok && name != "." {
+			t.Errorf("the policy lists %s, which is not a package of the module", name)
+		}
+	}
+
+	// The rules of the floors, on everything each package reaches.
+	reaches := func(name string, ok func(dep string) bool, rule string) {
+		t.Helper()
+		path := modulePath + "/" + name
+		for _, dep := range pkgs[path].Deps {
+			if !ok(dep) {
+				t.Errorf("%s reaches %s: %s", name, short(dep), rule)
+			}
+		}
+	}
+	std := func(dep string) bool { return pkgs[dep].Standard }
+	oneOf := func(names ...string) func(string) bool {
+		return func(dep string) bool { return std(dep) || slices.Contains(names, short(dep)) }
+	}
+	for _, name := range []string{"rebalance", "actor"} {
+		reaches(name, std, "the vocabulary, the strategies and the actor runtime use only the standard library")
+	}
+	for _, name := range []string{"session", "membership", "partitions"} {
+		reaches(name, oneOf("rebalance"), "the faces use only the standard library and rebalance")
+	}
+	reaches("internal/decision", oneOf("rebalance", "session", "membership", "partitions"),
+		"the decisions use only the standard library, rebalance and the faces: never go-zookeeper, backoff, actor or an I/O package")
+	for _, path := range module {
+		name := short(path)
+		if slices.Contains(workshop, name) || name == "cmd/zkalloc" {
+			continue
+		}
+		for _, dep := range pkgs[path].Deps {
+			if slices.Contains(workshop, short(dep)) {
+				t.Errorf("%s reaches %s: production code never depends on the test workshop", name, short(dep))
+			}
+			if short(dep) == "zkalloctest" || strings.HasPrefix(short(dep), "cmd/") {
+				t.Errorf("%s reaches %s: nothing depends on the tools", name, short(dep))
+			}
+		}
+	}
+}

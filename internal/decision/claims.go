@@ -1,0 +1,64 @@
+package decision
+
+import (
+	"time"
+
+	"github.com/zkalloc/zkalloc/rebalance"
+)
+
+// The core and the claims actor talk through two snapshots, each
+// delivered latest-wins: the core says which claims it wants ([Want],
+// in [Ready]), the claims actor answers which it holds ([Held], given to
+// [Core.ClaimsHeld]). Both are full states, so a skipped one loses nothing.
+// The core also asks, rarely, for the holders of stuck claims to be
+// looked up and logged ([Stuck]).
+
+// Want is the set of ownership claims the core wants held in one
+// session: the partitions it is assigned plus those its consumer may
+// still be working on. Claims held outside it are released.
+type Want struct {
+	SessionID  int64
+	Reconnects uint64
+	Seq        uint64                // grows with every Want, echoed by Held
+	Partitions []rebalance.Partition // sorted
+}
+
+// Held is the set of claims the claims actor holds, verified to belong to
+// the session it names.
+type Held struct {
+	SessionID  int64
+	Reconnects uint64
+	Seq        uint64                // the Want.Seq this answers
+	Partitions []rebalance.Partition // sorted
+	// Tokens[i] is the creation zxid of Held[i]'s claim node: the
+	// partition's fencing token while this session keeps the claim.
+	Tokens []int64
+	// Vanished is every claim of this session found deleted from outside
+	// (by an operator or a script) while its hold record still names this
+	// session, sorted. Nobody else can take such a partition until this
+	// session releases the record or ends, but the member must stop using
+	// it at once: it is not in Held, and the member revokes it. Its
+	// record is released once the partition is no longer wanted, and only
+	// then can it be claimed again (by this member too).
+	Vanished []rebalance.Partition
+	// Blocked is every wanted claim found held by another session, with
+	// that session, in no order. It stands while attempts fail: a claim
+	// that cannot be looked at again keeps its last known holder.
+	Blocked []Blocked
+}
+
+// Blocked is a wanted claim held by another session.
+type Blocked struct {
+	Partition rebalance.Partition
+	Session   int64 // the claim's ephemeral owner
+}
+
+// Stuck asks the claims actor to look up who holds Partitions, the wanted
+// claims that Session has held for HeldFor, longer than a hand-off can
+// take, and to log it. The core decides when (see stuck.go); the claims
+// actor only reads the holder's nodes.
+type Stuck struct {
+	Session    int64
+	Partitions []rebalance.Partition // sorted
+	HeldFor    time.Duration
+}

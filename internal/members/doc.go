@@ -1,0 +1,23 @@
+// Package members keeps this member registered in its group and
+// publishes the group's member list as [membership.View]s.
+//
+// For every new ZooKeeper session the [Actor] creates the member's
+// ephemeral node <root>/groups/<group>/members/<member>. A node of the
+// same name left by one of this actor's own earlier sessions is replaced;
+// one held by any other live session means another process uses the
+// name, and Run fails with [membership.ErrDuplicateMember] rather than
+// steal it. Before its first registration, a member whose node data
+// names its strategy reads the nodes of the first few other members and
+// fails with [membership.ErrStrategyMismatch] if one names another
+// strategy. The member list is watched, and re-listed after every
+// reconnection and on a periodic safety timer, because watches are hints
+// that can be lost. Views are published sorted, tagged with the zxid of
+// the last change to the list and the session they were read in, on a
+// latest-wins channel.
+//
+// With Config.Seats (DepartureDelay) the member also keeps a persistent
+// seat node <root>/groups/<group>/seats/<member>, made or its version
+// bumped at every registration, and views list the seats too, with the
+// version of each one whose member is away; [Actor.Expire] deletes a
+// seat only at the version it was seen away with.
+package members

@@ -1,0 +1,132 @@
+package members
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkalloc/zkalloc/internal/inflight"
+	"github.com/zkalloc/zkalloc/internal/zksession"
+	"github.com/zkalloc/zkalloc/membership"
+	"github.com/zkalloc/zkalloc/rebalance"
+)
+
+// checkBounds returns an error naming the bound if names, a list of
+// members/ as read, is past one; adding says that one more name, of
+// adding bytes, is about to join.
+func checkBounds(names []string, adding int) error {
+	n, size := len(names), 0
+	for _, name := range names {
+		size += len(name) + 4
+	}
+	if adding > 0 {
+		n, size = n+1, size+adding+4
+	}
+	switch {
+	case n > membership.MaxMembers:
+		return fmt.Errorf("%d members, more than the limit of %d (MaxMembers)", n, membership.MaxMembers)
+	case size > membership.MaxMembersBytes:
+		return fmt.Errorf("%d members whose names take %d bytes, more than the limit of %d (MaxMembersBytes)", n, size, membership.MaxMembersBytes)
+	}
+	return nil
+}
+
+// short returns name, or its first 64 bytes and its length if it is
+// longer, so that a huge foreign name does not flood the log.
+func short(name string) string {
+	const show = 64
+	if len(name) <= show {
+		return name
+	}
+	return fmt.Sprintf("%s...(%d bytes)", strings.ToValidUTF8(name[:show], ""), len(name))
+}
+
+// verdicts keeps which children of members/ were found to be members
+// (true) or not (false). A node keeps its kind for life, so a name is
+// looked at once, when it first appears in the list, and again only if it
+// may have been deleted and created again unseen: when a list holds the
+// same names as the last but another pzxid. That costs each member one
+// read per other member that joins, not one per member on every change.
+type verdicts struct {
+	of     map[string]bool
+	names  []string // the list they were made for
+	pzxid  int64    // its pzxid
+	warned map[string]struct{}
+}
+
+// members returns the members among names, sorted children of members/
+// read with pzxid, reading the stat of every name it has no verdict for,
+// the requests pipelined. Names that are not valid member names, or nodes
+// that are not a live session's, are left out and logged once each with
+// their path; a node gone meanwhile is left out (the list's watch fires
+// for it). own, this member's name, is taken as a member: list checks it.
+func (m *Actor) members(conn zksession.Conn, names []string, pzxid int64) ([]string, error) {
+	v := &m.verdicts
+	if v.warned == nil {
+		v.warned = make(map[string]struct{})
+	}
+	if v.of == nil || slices.Equal(names, v.names) && pzxid != v.pzxid {
+		// The same names but another pzxid: a child was deleted and
+		// created again unseen, perhaps as another kind of node.
+		v.of = make(map[string]bool, len(names))
+	}
+	var look []string
+	for _, name := range names {
+		if _, ok := v.of[name]; !ok && name != m.cfg.Member {
+			look = append(look, name)
+		}
+	}
+	stats := make([]*zk.Stat, len(look))
+	errs := make([]error, len(look))
+	inflight.Do(len(look), func(i int) {
+		if rebalance.ValidateName(look[i]) != nil || len(look[i]) > rebalance.MaxNameLen {
+			return // stats[i] stays nil: not a member's name
+		}
+		var ok bool
+		ok, stats[i], errs[i] = conn.Exists(m.cfg.Paths.Member(look[i]))
+		if errs[i] == nil && !ok {
+			errs[i] = zk.ErrNoNode
+		}
+	})
+	for i, name := range look {
+		switch {
+		case errors.Is(errs[i], zk.ErrNoNode):
+			continue // gone: no verdict, left out
+		case errs[i] != nil:
+			return nil, fmt.Errorf("read member node %s: %w", m.cfg.Paths.Member(name), errs[i])
+		}
+		v.of[name] = stats[i] != nil && membership.IsMember(stats[i].EphemeralOwner)
+		if v.of[name] {
+			continue
+		}
+		if _, done := v.warned[name]; !done {
+			v.warned[name] = struct{}{}
+			why := "not a valid member name"
+			if stats[i] != nil {
+				why = fmt.Sprintf("not an ephemeral node (owner %#x), so no live member's", stats[i].EphemeralOwner)
+			}
+			m.cfg.Logger.Warn("zkalloc: ignoring a node under members/ that is not a member", "path", m.cfg.Paths.Member(short(name)), "why", why)
+		}
+	}
+	keep := make(map[string]bool, len(names))
+	out := make([]string, 0, len(names))
+	for _, name := range names {
+		member, known := v.of[name]
+		if known || name == m.cfg.Member {
+			keep[name] = member
+		}
+		if member || name == m.cfg.Member {
+			out = append(out, name)
+		}
+	}
+	v.of, v.names, v.pzxid = keep, names, pzxid
+	for name := range v.warned {
+		if _, listed := keep[name]; !listed {
+			delete(v.warned, name) // gone: a node of that name later is logged again
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,139 @@
+package zksession
+
+import (
+	"encoding/binary"
+	"net"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// frame returns a length-prefixed frame.
+func frame(body ...[]byte) []byte {
+	var b []byte
+	for _, part := range body {
+		b = append(b, part...)
+	}
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)
+}
+
+func connectBody(timeoutMs int32, sessionID int64, passwd []byte) []byte {
+	b := binary.BigEndian.AppendUint32(nil, 0) // protocol version
+	b = binary.BigEndian.AppendUint32(b, uint32(timeoutMs))
+	b = binary.BigEndian.AppendUint64(b, uint64(sessionID))
+	b = binary.BigEndian.AppendUint32(b, uint32(len(passwd)))
+	b = append(b, passwd...)
+	return append(b, 0) // read-only flag
+}
+
+// replyBody is a reply header with the given xid and some payload.
+func replyBody(xid int32, payload int) []byte {
+	b := binary.BigEndian.AppendUint32(nil, uint32(xid))
+	b = binary.BigEndian.AppendUint64(b, 99) // zxid
+	b = binary.BigEndian.AppendUint32(b, 0)  // err
+	return append(b, make([]byte, payload)...)
+}
+
+func TestFrameReader(t *testing.T) {
+	t.Parallel()
+	passwd := []byte("0123456789abcdef")
+	var stream []byte
+	stream = append(stream, frame(connectBody(4000, 0x1234, passwd))...)
+	stream = append(stream, frame(replyBody(-1, 40))...) // watch event: not a reply
+	stream = append(stream, frame(replyBody(-2, 0))...)  // ping reply
+	stream = append(stream, frame(replyBody(7, 300))...) // reply to a request
+	stream = append(stream, frame()...)                  // empty frame, tolerated
+
+	// Feed the stream in every chunk size, so frame and length boundaries
+	// fall everywhere.
+	for chunk := 1; chunk <= len(stream); chunk++ {
+		var f frameReader
+		var connects []connectResponse
+		replies := 0
+		for at := 0; at < len(stream); at += chunk {
+			f.feed(stream[at:min(at+chunk, len(stream))], func(e frameEvent) {
+				if e.connect != nil {
+					connects = append(connects, *e.connect)
+				}
+				if e.reply {
+					replies++
+				}
+			})
+		}
+		if len(connects) != 1 || connects[0].timeoutMs != 4000 || connects[0].sessionID != 0x1234 || string(connects[0].passwd) != string(passwd) {
+			t.Fatalf("chunk %d: connect responses %+v", chunk, connects)
+		}
+		if replies != 2 {
+			t.Fatalf("chunk %d: %d replies, want 2 (ping and xid 7, not the watch event)", chunk, replies)
+		}
+	}
+}
+
+// TestFrameReaderTooBig: a frame longer than the client accepts is told,
+// with its length, after the connect response only.
+func TestFrameReaderTooBig(t *testing.T) {
+	t.Parallel()
+	big := binary.BigEndian.AppendUint32(nil, maxPacket+1)
+	stream := append(frame(connectBody(4000, 1, nil)), frame(replyBody(3, 10))...)
+	stream = append(stream, big...)
+	var f frameReader
+	var got []int
+	f.feed(stream, func(e frameEvent) {
+		if e.tooBig > 0 {
+			got = append(got, e.tooBig)
+		}
+	})
+	if len(got) != 1 || got[0] != maxPacket+1 {
+		t.Errorf("too big frames %v; want one of %d", got, maxPacket+1)
+	}
+	var first frameReader // a connect response is never too big
+	first.feed(big, func(e frameEvent) {
+		if e.tooBig > 0 {
+			t.Errorf("a connect response reported too big")
+		}
+	})
+}
+
+// The handshake bound is a part of the session timeout the server last
+// granted, whichever way it clamped the one asked for; an answer that
+// grants none (the session expired) leaves it as it was.
+func TestHandshakeBoundFollowsGrantedTimeout(t *testing.T) {
+	t.Parallel()
+	dialer := func(string, string, time.Duration) (net.Conn, error) {
+		a, b := net.Pipe()
+		b.Close()
+		return a, nil
+	}
+	s := New(Config{Servers: []string{"127.0.0.1:1"}, Timeout: 30 * time.Second, Dialer: dialer})
+	bound := func() time.Duration {
+		t.Helper()
+		c, err := s.dial("tcp", "127.0.0.1:1", time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		return c.(*contactConn).handshake
+	}
+	tests := []struct {
+		name      string
+		answer    bool  // a connect response comes first
+		timeoutMs int32 // the timeout it grants; 0: none, the session expired
+		want      time.Duration
+	}{
+		{name: "before any answer: a third of the one asked for", want: 10 * time.Second},
+		{name: "clamped down", answer: true, timeoutMs: 9000, want: 3 * time.Second},
+		{name: "expired: the last granted", answer: true, want: 3 * time.Second},
+		{name: "clamped up", answer: true, timeoutMs: 60_000, want: 20 * time.Second},
+	}
+	for _, tt := range tests {
+		if tt.answer {
+			s.contact.connected(time.Now(), time.Now(), connectResponse{timeoutMs: tt.timeoutMs})
+		}
+		if got := bound(); got != tt.want {
+			t.Errorf("%s: handshake bound %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

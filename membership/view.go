@@ -1,0 +1,59 @@
+package membership
+
+import "slices"
+
+// View is one reading of the group's member list: the members, and the
+// seats with DepartureDelay.
+type View struct {
+	Members   []string // sorted, distinct
+	Zxid      int64    // zxid of the last change to the list (the members node's pzxid)
+	SessionID int64    // the session the list was read in
+	// Reconnects is the session's [session.State.Reconnects] when the list
+	// was read: a view older than the latest reconnection may be stale.
+	Reconnects uint64
+	// Seats are the group's seat nodes, sorted by name, read only with
+	// DepartureDelay; Zxid then covers their list too.
+	Seats []Seat
+}
+
+// Equal reports whether v and w list the same members, read at the same
+// zxid in the same session and connection.
+func (v View) Equal(w View) bool {
+	return v.Zxid == w.Zxid && v.SessionID == w.SessionID && v.Reconnects == w.Reconnects && slices.Equal(v.Members, w.Members) && slices.Equal(v.Seats, w.Seats)
+}
+
+// Seat is a member's seat node, <group>/seats/<member> (DepartureDelay):
+// persistent, so it outlives the member's session, and deleted by the
+// first member whose departure timer for it runs out.
+type Seat struct {
+	Name string
+	// Version is the node's data version, read only for a seat without a
+	// live member (-1 otherwise). Each join bumps it, so that a deletion
+	// asked for from an older departure fails.
+	Version int32
+}
+
+// Away returns the seats of v without a live member, sorted.
+func (v View) Away() []Seat {
+	var away []Seat
+	for _, s := range v.Seats {
+		if _, live := slices.BinarySearch(v.Members, s.Name); !live {
+			away = append(away, s)
+		}
+	}
+	return away
+}
+
+// Seated returns the members of v and the names of its seats, sorted and
+// distinct: the list the assignment is computed over.
+func (v View) Seated() []string {
+	if len(v.Seats) == 0 {
+		return v.Members
+	}
+	out := slices.Clone(v.Members)
+	for _, s := range v.Seats {
+		out = append(out, s.Name)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}

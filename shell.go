@@ -1,0 +1,334 @@
+package zkalloc
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/claims"
+	"github.com/zkalloc/zkalloc/internal/decision"
+	"github.com/zkalloc/zkalloc/internal/seam"
+	"github.com/zkalloc/zkalloc/membership"
+	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
+	"github.com/zkalloc/zkalloc/session"
+)
+
+// shellConfig configures a [shell]. Every field but expire, stuck,
+// logger, clock and the observers is required.
+type shellConfig struct {
+	core     decision.Config // its Strategy is set from strategy's name
+	strategy rebalance.Strategy
+
+	session    *actor.Latest[session.State]
+	members    <-chan membership.View
+	partitions <-chan partitions.View
+	// want goes to the claims actor; held comes from it.
+	want *actor.Latest[decision.Want]
+	held *actor.Latest[decision.Held]
+	// expire, with DepartureDelay, deletes the seats whose delay ran out
+	// (the members actor's Expire); it must not block.
+	expire func([]membership.Seat)
+	// stuck, if not nil, takes the core's reports of stuck claims to the
+	// claims actor, which logs who holds them.
+	stuck *claims.StuckBox
+
+	logger *slog.Logger
+	clock  actor.Clock
+
+	// The observers, if set, are told on the shell's goroutine of each
+	// Update it publishes, of each the consumer receives (acked says
+	// whether it was acked already, taken from Current), and of the ack
+	// of the newest one it received. They must not block. For zkalloctest,
+	// which follows its consumers.
+	published func(Update)
+	received  func(u Update, acked bool)
+	acked     func()
+}
+
+// shell is the thin loop around the member's decision core, after etcd
+// raft's node around its RawNode: it feeds the core its inputs and the
+// time, runs the strategy when the core asks, publishes the core's
+// Updates latest-wins to the consumer, passes on the claims it wants, and
+// keeps the allocator's [Stats]. Create it with newShell.
+type shell struct {
+	cfg     shellConfig
+	core    *decision.Core
+	out     *actor.Outbox[Update]
+	ready   chan struct{} // closed when the first assignment is published
+	current atomic.Pointer[Update]
+	acks    *decision.Acks
+
+	st        session.State // the newest state given to the core
+	recv      Update        // the newest Update the consumer received
+	recvAny   bool          // it has received one
+	recvAcked bool          // it was acked
+
+	// The stats snapshot, stored when it changes; statsChanged then gets
+	// a token (it never blocks the loop).
+	stats        atomic.Pointer[Stats]
+	statsChanged chan struct{}
+	computes     uint64
+	lastCompute  time.Duration
+}
+
+func newShell(cfg shellConfig) *shell {
+	if cfg.logger == nil {
+		cfg.logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.clock == nil {
+		cfg.clock = actor.RealClock()
+	}
+	cfg.core.Strategy = cfg.strategy.Name()
+	acks := decision.NewAcks()
+	cfg.core.Acks = acks
+	return &shell{
+		cfg:   cfg,
+		core:  decision.NewCore(cfg.core, cfg.clock.Now()),
+		out:   actor.NewOutbox[Update](),
+		ready: make(chan struct{}),
+		acks:  acks,
+
+		statsChanged: make(chan struct{}, 1),
+	}
+}
+
+// Stats returns the newest snapshot of the member's state and counters;
+// before the first, the zero Stats but for SessionState. It is safe for
+// concurrent use.
+func (s *shell) Stats() Stats {
+	if p := s.stats.Load(); p != nil {
+		return *p
+	}
+	return Stats{SessionState: session.Connecting.String()}
+}
+
+// StatsChanged receives a token when [shell.Stats] has changed since the
+// token was last taken.
+func (s *shell) StatsChanged() <-chan struct{} { return s.statsChanged }
+
+// storeStats stores the snapshot if it changed: a comparison of a few
+// words per loop, an allocation only on a change.
+func (s *shell) storeStats() {
+	cur, _ := s.core.Current()
+	next := statsOf(s.st, cur, s.core.Counters(), s.computes, s.lastCompute)
+	if old := s.stats.Load(); old != nil && *old == next {
+		return
+	}
+	s.stats.Store(&next)
+	select {
+	case s.statsChanged <- struct{}{}:
+	default:
+	}
+}
+
+// Updates delivers this member's assignment, latest-wins: a slow reader
+// receives the newest snapshot, whose Added and Revoked cover everything
+// since the last one it received, and never blocks the shell. It is
+// closed when Run returns.
+func (s *shell) Updates() <-chan Update { return s.out.C() }
+
+// Ready is closed once the first assignment has been published on
+// [shell.Updates].
+func (s *shell) Ready() <-chan struct{} { return s.ready }
+
+// Current returns the newest published snapshot, whether or not it has
+// been received from Updates, and false before the first one. It is safe
+// for concurrent use.
+func (s *shell) Current() (Update, bool) {
+	u := s.current.Load()
+	if u == nil {
+		return Update{}, false
+	}
+	return *u, true
+}
+
+// Run publishes updates until ctx is cancelled. Then it drains: it
+// publishes an Update revoking everything and returns once the consumer
+// has acked it, the drain's bound has passed, or the session has ended on
+// the server (not merely its lease here: see [decision.Core.Drained]), so
+// that the claims, which go with the session, are kept until the consumer
+// has stopped. It returns nil.
+//
+// The strategy runs in a goroutine of its own, one run at a time, so that
+// a slow or stuck strategy holds up neither revocations, acks nor Close.
+// Run does not wait for a run that has not returned when it does (a
+// strategy that never returns must not hold up Close); its answer is
+// dropped.
+func (s *shell) Run(ctx context.Context) error {
+	defer s.out.Close()
+	timer := actor.StoppedTimer(s.cfg.clock)
+	defer timer.Stop()
+	var wake time.Time // when timer is due; zero if stopped
+	members, parts := s.cfg.members, s.cfg.partitions
+	done := ctx.Done()
+	results := make(chan computed)
+	stop := make(chan struct{})
+	defer close(stop)
+	var running bool         // a strategy run is under way
+	var queued *decision.Job // the newest job asked for, not yet started
+	for {
+		r := s.core.Ready()
+		s.apply(r)
+		s.storeStats()
+		if r.Compute != nil {
+			queued = r.Compute
+		}
+		if queued != nil && !running {
+			go s.compute(*queued, results, stop)
+			running, queued = true, nil
+		}
+		if done == nil && s.core.Drained() {
+			return nil
+		}
+		if next := r.Wake; !next.Equal(wake) {
+			if next.IsZero() {
+				timer.Stop()
+			} else {
+				timer.Reset(next.Sub(s.cfg.clock.Now()))
+			}
+			wake = next
+		}
+		select {
+		case <-done:
+			done, members, parts = nil, nil, nil
+			s.tick()
+			s.core.Close("allocator closing: every partition revoked")
+		case c := <-results:
+			running = false
+			s.computes++
+			s.lastCompute = c.took
+			s.tick()
+			s.core.Computed(c.job, c.mine, c.err)
+		case <-s.cfg.session.Changed():
+			if st, ok := s.cfg.session.Take(); ok {
+				s.tick()
+				s.st = st
+				s.core.SessionChanged(st)
+			}
+		case v, ok := <-members:
+			if !ok {
+				members = nil
+				break
+			}
+			s.tick()
+			s.core.MembersRead(v)
+		case v, ok := <-parts:
+			if !ok {
+				parts = nil
+				break
+			}
+			s.tick()
+			s.core.PartitionsRead(v)
+		case <-s.cfg.held.Changed():
+			if h, ok := s.cfg.held.Take(); ok {
+				s.tick()
+				s.core.ClaimsHeld(h)
+			}
+		case <-s.acks.Wake():
+			s.tick()
+			s.core.Acked(s.acks.Highest())
+			if s.recvAny && !s.recvAcked && s.acks.Acked(s.recv) {
+				s.recvAcked = true
+				if s.cfg.acked != nil {
+					s.cfg.acked()
+				}
+			}
+		case <-timer.C():
+			wake = time.Time{}
+			s.tick()
+		case s.out.Send() <- s.out.Pending():
+			u := s.out.Pending()
+			s.delivered(u)
+			s.out.Sent()
+			s.tick()
+			s.core.Delivered(u)
+		}
+	}
+}
+
+// computed is the answer to a Job.
+type computed struct {
+	job  decision.Job
+	mine []Partition
+	err  error
+	took time.Duration
+}
+
+// compute runs the strategy for job and sends its answer, unless Run has
+// returned meanwhile.
+func (s *shell) compute(job decision.Job, out chan<- computed, stop <-chan struct{}) {
+	began := s.cfg.clock.Now()
+	result, err := rebalance.Compute(s.cfg.strategy, job.Members, job.Partitions)
+	took := s.cfg.clock.Now().Sub(began)
+	select {
+	case out <- computed{job: job, mine: result[s.cfg.core.Member], err: err, took: took}:
+	case <-stop:
+	}
+}
+
+func (s *shell) tick() { s.core.Tick(s.cfg.clock.Now()) }
+
+// apply carries out what r says but the strategy run and the wake-up.
+func (s *shell) apply(r decision.Ready) {
+	for _, l := range r.Logs {
+		s.cfg.logger.Log(context.Background(), l.Level, l.Msg, l.Args...)
+	}
+	if r.Want != nil {
+		s.cfg.want.Set(*r.Want)
+	}
+	if r.Expire != nil && s.cfg.expire != nil {
+		s.cfg.expire(r.Expire)
+	}
+	if s.cfg.stuck != nil {
+		s.cfg.stuck.Put(r.Stuck...)
+	}
+	if r.Publish != nil {
+		u := *r.Publish
+		if s.cfg.published != nil {
+			s.cfg.published(u) // before anyone can see u
+		}
+		s.out.Put(u)
+		s.current.Store(&u)
+		select {
+		case <-s.ready:
+		default:
+			close(s.ready)
+		}
+	}
+}
+
+// delivered notes that the consumer received u.
+func (s *shell) delivered(u Update) {
+	s.recv, s.recvAny = u, true
+	s.recvAcked = s.acks.Acked(u) // acked from Current before it was received
+	if s.cfg.received != nil {
+		s.cfg.received(u, s.recvAcked)
+	}
+}
+
+// zkalloctest runs the shell on its in-memory group (see package seam).
+func init() {
+	seam.NewMember = func(c seam.MemberConfig) seam.Member {
+		return newShell(shellConfig{
+			core: decision.Config{
+				Member:          c.Member,
+				Settle:          c.Settle,
+				ReleaseTimeout:  c.ReleaseTimeout,
+				DisconnectGrace: c.DisconnectGrace,
+			},
+			strategy:   c.Strategy,
+			session:    c.Session,
+			members:    c.Members,
+			partitions: c.Partitions,
+			want:       c.Want,
+			held:       c.Held,
+			logger:     c.Logger,
+			published:  c.Published,
+			received:   c.Received,
+			acked:      c.Acked,
+		})
+	}
+}

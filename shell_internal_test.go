@@ -1,0 +1,529 @@
+package zkalloc
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/claims"
+	"github.com/zkalloc/zkalloc/internal/decision"
+	"github.com/zkalloc/zkalloc/membership"
+	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
+	"github.com/zkalloc/zkalloc/session"
+)
+
+// These tests check the shell's wiring: that it feeds the core and
+// carries out what the core asks. The decisions themselves are tested on
+// the core, synchronously (package decision's tests).
+//
+// harness runs a shell fed by fake session, membership, partition and
+// claims actors that send the same typed values the real ones do.
+type harness struct {
+	t       *testing.T
+	clock   *actor.FakeClock
+	session *actor.Latest[session.State]
+	members chan membership.View
+	parts   chan partitions.View
+	desired *actor.Latest[decision.Want]
+	held    *actor.Latest[decision.Held]
+	stuck   *claims.StuckBox
+	a       *shell
+	ctx     context.Context
+	last    Update // the last update next received
+	got     bool   // next has received one
+}
+
+type options struct {
+	settle, releaseTimeout, grace time.Duration
+	manualClaims                  bool // the test answers Want itself
+}
+
+func newHarness(t *testing.T, name string, s rebalance.Strategy, opts options) *harness {
+	t.Helper()
+	h := &harness{
+		t:       t,
+		clock:   actor.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
+		session: actor.NewLatest[session.State](),
+		members: make(chan membership.View),
+		parts:   make(chan partitions.View),
+		desired: actor.NewLatest[decision.Want](),
+		held:    actor.NewLatest[decision.Held](),
+		stuck:   claims.NewStuckBox(),
+	}
+	if opts.releaseTimeout == 0 {
+		opts.releaseTimeout = time.Minute
+	}
+	h.a = newShell(shellConfig{
+		core:     decision.Config{Member: name, Settle: opts.settle, ReleaseTimeout: opts.releaseTimeout, DisconnectGrace: opts.grace},
+		strategy: s,
+		session:  h.session, members: h.members, partitions: h.parts, want: h.desired, held: h.held, stuck: h.stuck, clock: h.clock,
+	})
+	var deadlineCancel context.CancelFunc
+	h.ctx, deadlineCancel = context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(deadlineCancel) // after the group has stopped (cleanups run last first)
+	var g actor.Group
+	g.Add("rebalance", h.a)
+	if !opts.manualClaims {
+		g.Add("claims", actor.Func(h.grantAll))
+	}
+	actortest.Run(t, "rebalance", g.Run)
+	// The session goes before the actor stops (cleanups run last first),
+	// so that its drain ends at once instead of waiting for an ack.
+	t.Cleanup(func() { h.session.Set(session.State{Status: session.Closed}) })
+	return h
+}
+
+// grantAll is a fake claims actor under which every wanted claim is free.
+func (h *harness) grantAll(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-h.desired.Changed():
+			if d, ok := h.desired.Take(); ok {
+				h.held.Set(decision.Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Partitions: d.Partitions})
+			}
+		}
+	}
+}
+
+// nextDesired waits for the rebalance actor's next Want (manual claims).
+func (h *harness) nextDesired() decision.Want {
+	h.t.Helper()
+	for {
+		select {
+		case <-h.desired.Changed():
+			if d, ok := h.desired.Take(); ok {
+				return d
+			}
+		case <-h.ctx.Done():
+			h.t.Fatal("no Want")
+		}
+	}
+}
+
+func (h *harness) up(id int64, reconnects uint64) {
+	h.session.Set(session.State{Status: session.Up, SessionID: id, Reconnects: reconnects})
+}
+
+func (h *harness) sendMembers(v membership.View) {
+	h.t.Helper()
+	select {
+	case h.members <- v:
+	case <-h.ctx.Done():
+		h.t.Fatal("actor did not take the member view")
+	}
+}
+
+func (h *harness) sendParts(v partitions.View) {
+	h.t.Helper()
+	select {
+	case h.parts <- v:
+	case <-h.ctx.Done():
+		h.t.Fatal("actor did not take the partition view")
+	}
+}
+
+// next receives the next update.
+func (h *harness) next() Update {
+	h.t.Helper()
+	select {
+	case u, ok := <-h.a.Updates():
+		if !ok {
+			h.t.Fatal("Updates closed")
+		}
+		h.last, h.got = u, true
+		return u
+	case <-h.ctx.Done():
+		h.t.Fatal("no update")
+	}
+	panic("unreachable")
+}
+
+// none checks that nothing has been published since the last update next
+// received. The actor's loop is single-threaded, so a round trip through
+// one of its unbuffered inputs (sync) proves it has finished handling
+// everything sent before on those; it does not order the session, the
+// claims held or acks, which the caller must see taken by other signs.
+//
+// It looks at Current, which the actor sets as it publishes, not only at
+// Updates: when sync returns, the actor may not be back in its select to
+// offer what it published, so a receive with a default would miss it.
+func (h *harness) none(sync func()) {
+	h.t.Helper()
+	sync()
+	if cur, ok := h.a.Current(); ok != h.got || ok && !reflect.DeepEqual(cur, h.last) {
+		h.t.Fatalf("unexpected update %+v", cur)
+	}
+	select {
+	case u := <-h.a.Updates():
+		h.t.Fatalf("unexpected update %+v", u)
+	default:
+	}
+}
+
+// current waits until Current has reached generation gen and returns it.
+func (h *harness) current(gen int64) Update {
+	h.t.Helper()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		if u, ok := h.a.Current(); ok && u.Generation >= gen {
+			return u
+		}
+		select {
+		case <-tick.C:
+		case <-h.ctx.Done():
+			h.t.Fatalf("Current never reached generation %d", gen)
+		}
+	}
+}
+
+func TestShellAssignsOnceViewsAreFresh(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "b", rebalance.RoundRobin, options{})
+	h.up(7, 1)
+	// Views from another session must not be used.
+	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 10, SessionID: 6, Reconnects: 1})
+	h.sendParts(partitions.View{Partitions: actortest.Parts("t", 0, 1, 2, 3), Zxid: 12, SessionID: 7, Reconnects: 1})
+	h.none(func() {
+		h.sendParts(partitions.View{Partitions: actortest.Parts("t", 0, 1, 2, 3), Zxid: 12, SessionID: 7, Reconnects: 1})
+	})
+
+	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 10, SessionID: 7, Reconnects: 1})
+	u := h.next()
+	if u.Generation != 12 || !slices.Equal(u.Members, []string{"a", "b"}) {
+		t.Errorf("update = %+v, want generation 12 and members [a b]", u)
+	}
+	if want := actortest.Parts("t", 1, 3); !slices.Equal(u.Assigned, want) || !slices.Equal(u.Added, want) || len(u.Revoked) != 0 {
+		t.Errorf("Assigned %v Added %v Revoked %v, want %v added", u.Assigned, u.Added, u.Revoked, want)
+	}
+	select {
+	case <-h.a.Ready():
+	default:
+		t.Error("Ready not closed after the first assignment")
+	}
+	if cur, ok := h.a.Current(); !ok || cur.Generation != 12 {
+		t.Errorf("Current() = %+v, %v", cur, ok)
+	}
+}
+
+func TestShellSettles(t *testing.T) {
+	t.Parallel()
+	const settle = time.Second
+	h := newHarness(t, "a", rebalance.RoundRobin, options{settle: settle})
+	h.up(1, 1)
+	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
+	view := partitions.View{Partitions: actortest.Parts("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 1}
+	h.sendParts(view)
+	h.none(func() { h.sendParts(view) }) // the same view again: the first is handled
+	h.clock.Advance(settle)
+	if u := h.next(); u.Generation != 3 {
+		t.Fatalf("generation %d, want 3", u.Generation)
+	}
+
+}
+
+// brokenStrategy is RoundRobin until mode is set, then fails that way.
+type brokenStrategy struct{ mode *atomic.Value }
+
+func (b brokenStrategy) Name() string { return "broken" }
+func (b brokenStrategy) Assign(members []string, parts []rebalance.Partition) (map[string][]rebalance.Partition, error) {
+	mode, _ := b.mode.Load().(string)
+	switch mode {
+	case "panic":
+		panic("boom")
+	case "error":
+		return nil, errors.New("no")
+	case "drop":
+		return map[string][]rebalance.Partition{members[0]: parts[1:]}, nil
+	}
+	return rebalance.RoundRobin.Assign(members, parts)
+}
+
+func TestShellKeepsAssignmentWhenStrategyFails(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"panic", "error", "drop"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			broken := brokenStrategy{mode: &atomic.Value{}}
+			h := newHarness(t, "a", broken, options{})
+			h.up(1, 1)
+			h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
+			h.sendParts(partitions.View{Partitions: actortest.Parts("t", 0, 1, 2), Zxid: 3, SessionID: 1, Reconnects: 1})
+			if u := h.next(); len(u.Assigned) != 3 {
+				t.Fatalf("first update %+v", u)
+			}
+
+			broken.mode.Store(mode)
+			h.sendParts(partitions.View{Partitions: actortest.Parts("t", 0, 1, 2, 3), Zxid: 5, SessionID: 1, Reconnects: 1})
+			u := h.next()
+			if !slices.Equal(u.Assigned, actortest.Parts("t", 0, 1, 2)) || len(u.Revoked) != 0 || len(u.Added) != 0 {
+				t.Errorf("after a %s got %+v, want the previous assignment kept", mode, u)
+			}
+			if !strings.Contains(u.Reason, "strategy failed") {
+				t.Errorf("Reason = %q, want the failure reported", u.Reason)
+			}
+		})
+	}
+}
+
+// settled brings a manual-claims harness to a first assignment of
+// members over t:0..n-1 with every wanted claim granted, and returns it.
+func settled(t *testing.T, h *harness, members []string, n int32) Update {
+	t.Helper()
+	ids := make([]int32, n)
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	h.up(1, 1)
+	h.sendMembers(membership.View{Members: members, Zxid: 2, SessionID: 1, Reconnects: 1})
+	h.sendParts(partitions.View{Partitions: actortest.Parts("t", ids...), Zxid: 3, SessionID: 1, Reconnects: 1})
+	d := h.nextDesired()
+	h.grant(d, d.Partitions...)
+	return h.next()
+}
+
+// grant answers d with the given claims held.
+func (h *harness) grant(d decision.Want, held ...rebalance.Partition) {
+	h.held.Set(decision.Held{SessionID: d.SessionID, Reconnects: d.Reconnects, Seq: d.Seq, Partitions: held})
+}
+
+func TestShellKeepsRevokedClaimUntilAck(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true})
+	first := settled(t, h, []string{"a"}, 4)
+	first.Ack()
+
+	// b joins: a keeps t:0 and t:2, revokes t:1 and t:3.
+	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 4, SessionID: 1, Reconnects: 1})
+	u := h.next()
+	if !slices.Equal(u.Revoked, actortest.Parts("t", 1, 3)) || !slices.Equal(u.Assigned, actortest.Parts("t", 0, 2)) {
+		t.Fatalf("after b joined: %+v", u)
+	}
+	// The revoked claims are kept: nothing new is desired.
+	h.none(func() {
+		h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 4, SessionID: 1, Reconnects: 1})
+	})
+	if d, ok := h.desired.Take(); ok {
+		t.Fatalf("Want %v before the ack: revoked claims must be kept", d.Partitions)
+	}
+	first.Ack() // an old ack changes nothing
+	u.Ack()
+	u.Ack() // idempotent
+	if d := h.nextDesired(); !slices.Equal(d.Partitions, actortest.Parts("t", 0, 2)) {
+		t.Fatalf("Want after the ack = %v, want [t:0 t:2]", d.Partitions)
+	}
+}
+
+func TestShellReleaseTimeout(t *testing.T) {
+	t.Parallel()
+	const rt = 10 * time.Second
+	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true, releaseTimeout: rt})
+	settled(t, h, []string{"a"}, 2)
+	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 4, SessionID: 1, Reconnects: 1})
+	u := h.next()
+	if !slices.Equal(u.Revoked, actortest.Parts("t", 1)) {
+		t.Fatalf("%+v", u)
+	}
+	// No ack comes.
+	if err := h.clock.WaitTimers(h.ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(rt)
+	if d := h.nextDesired(); !slices.Equal(d.Partitions, actortest.Parts("t", 0)) {
+		t.Fatalf("Want after the release timeout = %v, want [t:0]", d.Partitions)
+	}
+}
+
+// The release timeout of a revocation starts when the consumer receives
+// it from Updates, at the actor's clock, not when it is published.
+func TestShellReleaseTimeoutStartsWhenReceived(t *testing.T) {
+	t.Parallel()
+	const rt = 10 * time.Second
+	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true, releaseTimeout: rt})
+	settled(t, h, []string{"a"}, 2).Ack()
+	view := membership.View{Members: []string{"a", "b"}, Zxid: 4, SessionID: 1, Reconnects: 1}
+	h.sendMembers(view)
+	if u := h.current(4); !slices.Equal(u.Revoked, actortest.Parts("t", 1)) {
+		t.Fatalf("after b joined: %+v", u)
+	}
+	noDesired := func(why string) {
+		t.Helper()
+		h.sendMembers(view) // a round trip: the actor has handled what came before
+		if d, ok := h.desired.Take(); ok {
+			t.Fatalf("Want %v %s", d.Partitions, why)
+		}
+	}
+	if err := h.clock.WaitTimers(h.ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(rt + rt/2) // the consumer is busy
+	// The release is still armed: it was not due (before, it fired at
+	// ReleaseTimeout and nothing was armed after it).
+	if err := h.clock.WaitTimers(h.ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	noDesired("ReleaseTimeout after publication: the consumer has not received the revocation")
+	if u := h.next(); !slices.Equal(u.Revoked, actortest.Parts("t", 1)) {
+		t.Fatalf("received %+v, want t:1 revoked", u)
+	}
+	h.sendMembers(view) // the delivery is taken
+	h.clock.Advance(rt - time.Nanosecond)
+	noDesired("before ReleaseTimeout after the consumer received the revocation")
+	h.clock.Advance(time.Nanosecond)
+	if d := h.nextDesired(); !slices.Equal(d.Partitions, actortest.Parts("t", 0)) {
+		t.Fatalf("Want after the release timeout = %v, want [t:0]", d.Partitions)
+	}
+}
+
+// An Update taken from Current and acked before Updates delivers it acks
+// it all the same: its revoked claims are released once it is delivered,
+// not ReleaseTimeout later. (Before, the ack found nothing to release, as
+// the consumer had not received the revocation yet, and the delivery did
+// not look again: the claims stayed until the release timeout.)
+func TestShellAckFromCurrentBeforeDelivery(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true})
+	settled(t, h, []string{"a"}, 4).Ack()
+	parts := func(zxid int64, ids ...int32) partitions.View {
+		return partitions.View{Partitions: actortest.Parts("t", ids...), Zxid: zxid, SessionID: 1, Reconnects: 1}
+	}
+
+	// t:3 leaves the set; the consumer receives the revocation and does
+	// not ack it yet.
+	h.sendParts(parts(4, 0, 1, 2))
+	if u := h.next(); !slices.Equal(u.Revoked, actortest.Parts("t", 3)) {
+		t.Fatalf("after t:3 left: %+v", u)
+	}
+	// t:2 leaves too. The consumer reads that Update from Current, stops
+	// t:3 and t:2 and acks it, before it receives it from Updates. The
+	// ack releases t:3 at once (which shows that the actor has taken it).
+	h.sendParts(parts(5, 0, 1))
+	cur := h.current(5) // the strategy runs off the loop: wait for its answer
+	if !slices.Equal(cur.Revoked, actortest.Parts("t", 2)) {
+		t.Fatalf("Current after t:2 left: %+v", cur)
+	}
+	cur.Ack()
+	if d := h.nextDesired(); !slices.Equal(d.Partitions, actortest.Parts("t", 0, 1, 2)) {
+		t.Fatalf("Want after the ack = %v, want [t:0 t:1 t:2]", d.Partitions)
+	}
+	// Once the consumer receives it, the acked revocation of t:2 is
+	// released too.
+	if u := h.next(); !slices.Equal(u.Revoked, actortest.Parts("t", 2)) || u.Generation != cur.Generation {
+		t.Fatalf("delivered %+v, want the Update acked from Current", u)
+	}
+	if d := h.nextDesired(); !slices.Equal(d.Partitions, actortest.Parts("t", 0, 1)) {
+		t.Fatalf("Want after the delivery = %v, want [t:0 t:1]", d.Partitions)
+	}
+}
+
+// stuckStrategy is RoundRobin the first time, then blocks until release
+// is closed.
+type stuckStrategy struct {
+	calls   *atomic.Int32
+	stuck   chan struct{} // closed when it blocks
+	release chan struct{}
+}
+
+func (s stuckStrategy) Name() string { return "stuck" }
+func (s stuckStrategy) Assign(members []string, parts []rebalance.Partition) (map[string][]rebalance.Partition, error) {
+	if s.calls.Add(1) == 2 {
+		close(s.stuck)
+		<-s.release
+	}
+	return rebalance.RoundRobin.Assign(members, parts)
+}
+
+// A strategy that does not return holds up neither a revocation nor the
+// actor's end: it runs off the actor's loop.
+func TestShellStuckStrategyHoldsUpNeitherRevocationNorClose(t *testing.T) {
+	t.Parallel()
+	s := stuckStrategy{calls: new(atomic.Int32), stuck: make(chan struct{}), release: make(chan struct{})}
+	t.Cleanup(func() { close(s.release) }) // after the actor has returned
+	h := newHarness(t, "a", s, options{})
+	h.up(1, 1)
+	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
+	h.sendParts(partitions.View{Partitions: actortest.Parts("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 1})
+	if u := h.next(); len(u.Assigned) != 2 {
+		t.Fatalf("first update %+v", u)
+	}
+	h.sendParts(partitions.View{Partitions: actortest.Parts("t", 0, 1, 2), Zxid: 4, SessionID: 1, Reconnects: 1})
+	select {
+	case <-s.stuck:
+	case <-h.ctx.Done():
+		t.Fatal("the strategy never ran again")
+	}
+	h.session.Set(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 1})
+	if u := h.next(); len(u.Assigned) != 0 || !slices.Equal(u.Revoked, actortest.Parts("t", 0, 1)) {
+		t.Fatalf("on suspend with the strategy stuck: %+v, want everything revoked", u)
+	}
+}
+
+// The core's reports of claims held too long by another session reach the
+// claims actor's box when the actor's timer says they are due.
+func TestShellPassesStuckReports(t *testing.T) {
+	t.Parallel()
+	const rt, granted = 5 * time.Second, 4 * time.Second
+	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true, releaseTimeout: rt})
+	h.session.Set(session.State{Status: session.Up, SessionID: 1, Reconnects: 1, Timeout: granted})
+	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
+	h.sendParts(partitions.View{Partitions: actortest.Parts("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 1})
+	d := h.nextDesired()
+	t0, t1 := actortest.Parts("t", 0), actortest.Parts("t", 1)
+	h.held.Set(decision.Held{SessionID: 1, Reconnects: 1, Seq: d.Seq, Partitions: t1, Blocked: []decision.Blocked{{Partition: t0[0], Session: 7}}})
+	if u := h.next(); !slices.Equal(u.Assigned, t1) || !slices.Equal(u.Pending, t0) {
+		t.Fatalf("update %+v, want t:1 assigned and t:0 pending", u)
+	}
+	if err := h.clock.WaitTimers(h.ctx, 1); err != nil {
+		t.Fatal("the stuck report's wake-up was never armed")
+	}
+	// The longest hand-off: 3 × ReleaseTimeout (see decision's stuckAfter).
+	after := 3*rt + granted + decision.StuckMargin
+	h.clock.Advance(after)
+	select {
+	case <-h.stuck.Changed():
+	case <-h.ctx.Done():
+		t.Fatal("no stuck report")
+	}
+	want := []decision.Stuck{{Session: 7, Partitions: t0, HeldFor: after}}
+	if got := h.stuck.Take(); !reflect.DeepEqual(got, want) {
+		t.Errorf("reports %+v, want %+v", got, want)
+	}
+}
+
+// The shell's Stats follow the core's session, snapshot and counters.
+// (These checks were the core's, when the core made a Stats of its own.)
+func TestShellStats(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true})
+	settled(t, h, []string{"a"}, 4).Ack()
+	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 4, SessionID: 1, Reconnects: 1})
+	u := h.next() // t:1 and t:3 go to b
+	// The shell stores its Stats before it offers the Update it published.
+	s := h.a.Stats()
+	if s.SessionState != "up" || s.SessionID != 1 || s.Reconnects != 0 || s.Members != 2 || s.Assigned != 2 || s.Pending != 0 || s.Generation != u.Generation {
+		t.Errorf("stats %+v after %+v", s, u)
+	}
+	if s.HandoffsStarted != 2 || s.HandoffsDone != 0 {
+		t.Errorf("stats %+v after revoking two, want 2 hand-offs started, none done", s)
+	}
+	h.up(1, 3)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for h.a.Stats().Reconnects != 2 {
+		select {
+		case <-tick.C:
+		case <-h.ctx.Done():
+			t.Fatalf("Reconnects = %d after the third connection, want 2", h.a.Stats().Reconnects)
+		}
+	}
+}
