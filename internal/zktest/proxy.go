@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -32,10 +33,12 @@ type Proxy struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // every goroutine the proxy started
+	opts   proxyOptions   // fixed
 
 	mu        sync.Mutex
 	links     map[*link]struct{}
 	blackhole bool
+	reject    bool
 	dark      []bool // by target: black-holed by BlackholeTarget
 	closed    bool
 }
@@ -57,10 +60,36 @@ type link struct {
 // is reset. NewProxy starts the accepting goroutines at once; the caller
 // must Close the Proxy.
 func NewProxy(targets ...string) (*Proxy, error) {
+	return newProxy(proxyOptions{}, targets...)
+}
+
+// proxyOptions are what the ensemble's own proxies do beyond forwarding.
+type proxyOptions struct {
+	// greet, if not nil, reads the first message a client sends on a new
+	// connection and returns what to forward in its place (see
+	// electionGreeting).
+	greet func(r io.Reader) ([]byte, error)
+	// redial is how long to keep dialing a target that refuses the
+	// connection (every redialPause) before resetting the client's. A
+	// client that dials the target itself is refused at once and
+	// retries at its own pace; one that dials the proxy is accepted, and
+	// takes the reset that follows for a broken connection. A new leader
+	// opens its peer port a moment after its followers learn that it
+	// leads: refused by a proxy then, a follower gives up on the leader
+	// (ZooKeeper 3.8 does not retry a connection that broke), and the
+	// leader waits initLimit ticks for followers that do not come.
+	redial time.Duration
+}
+
+// redialPause is the pause between two dials of a target that refused.
+const redialPause = 20 * time.Millisecond
+
+// newProxy is NewProxy with options.
+func newProxy(opts proxyOptions, targets ...string) (*Proxy, error) {
 	if len(targets) == 0 {
 		return nil, errors.New("zktest: NewProxy: no targets")
 	}
-	p := &Proxy{targets: append([]string(nil), targets...), links: make(map[*link]struct{}), dark: make([]bool, len(targets))}
+	p := &Proxy{targets: append([]string(nil), targets...), links: make(map[*link]struct{}), dark: make([]bool, len(targets)), opts: opts}
 	for _, t := range targets {
 		ln, err := net.Listen("tcp", loopback+":0")
 		if err != nil {
@@ -155,20 +184,44 @@ func (p *Proxy) BlackholeTarget(i int, on bool) {
 	p.applyLocked()
 }
 
-// applyLocked black-holes the links the black holes now cover, and resets
-// those they no longer do.
+// Reject turns a one-sided cut on or off: a firewall in front of the
+// targets that rejects what clients send and drops what the targets send.
+//
+// While it is on, the client's end of every open connection is reset
+// (RST) at once, and so is every new connection as soon as it is
+// accepted: clients learn of the cut at once. The target's end of an
+// open connection stays open and hears nothing more, as with
+// [Proxy.Blackhole]: the target notices only through its own timeouts.
+// Turning it off resets the targets' ends it kept open, unless a black
+// hole still covers them. Reject is safe for concurrent use.
+func (p *Proxy) Reject(on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	p.reject = on
+	p.applyLocked()
+}
+
+// applyLocked black-holes the links the black holes now cover, resets the
+// clients' ends of those Reject covers, and resets the links none covers
+// any longer.
 func (p *Proxy) applyLocked() {
 	for l := range p.links {
 		switch on := p.darkLocked(l.target); {
 		case on:
 			l.blackholed.Store(true)
+			if p.reject {
+				abort(l.client) // the pumps see it fail, and leave the server's end alone
+			}
 		case l.blackholed.Load():
 			p.endLocked(l, true)
 		}
 	}
 }
 
-func (p *Proxy) darkLocked(target int) bool { return p.blackhole || p.dark[target] }
+func (p *Proxy) darkLocked(target int) bool { return p.blackhole || p.reject || p.dark[target] }
 
 // Close stops listening, resets every connection and waits for every
 // goroutine the proxy started to return. Later calls do nothing and
@@ -221,6 +274,11 @@ func (p *Proxy) accept(ln net.Listener, target int) {
 			abort(c)
 			continue // the listener is closed: Accept fails next
 		}
+		if p.reject {
+			p.mu.Unlock()
+			abort(c)
+			continue
+		}
 		l := &link{client: c, target: target}
 		l.blackholed.Store(p.darkLocked(target))
 		p.links[l] = struct{}{}
@@ -246,8 +304,7 @@ func (p *Proxy) handle(l *link, target string) {
 		_ = pump(l, l.client, io.Discard)
 		return
 	}
-	d := net.Dialer{Timeout: proxyDialTimeout}
-	server, err := d.DialContext(p.ctx, "tcp", target)
+	server, err := p.dial(target)
 	if err != nil {
 		return // the deferred end resets the client
 	}
@@ -260,6 +317,17 @@ func (p *Proxy) handle(l *link, target string) {
 	l.server = server
 	p.mu.Unlock()
 
+	if p.opts.greet != nil {
+		first, err := p.opts.greet(l.client)
+		if err != nil {
+			return // the deferred end resets both
+		}
+		if !l.blackholed.Load() {
+			if _, err := server.Write(first); err != nil {
+				return
+			}
+		}
+	}
 	done := make(chan struct{}) // closed when the server-to-client copier returns
 	p.wg.Add(1)
 	go func() {
@@ -269,6 +337,24 @@ func (p *Proxy) handle(l *link, target string) {
 	}()
 	p.finish(l, l.client, pump(l, l.client, server))
 	<-done
+}
+
+// dial connects to target, dialing again for up to opts.redial while it
+// refuses.
+func (p *Proxy) dial(target string) (net.Conn, error) {
+	d := net.Dialer{Timeout: proxyDialTimeout}
+	giveUp := time.Now().Add(p.opts.redial)
+	for {
+		c, err := d.DialContext(p.ctx, "tcp", target)
+		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || time.Now().After(giveUp) {
+			return c, err
+		}
+		select {
+		case <-p.ctx.Done():
+			return nil, err
+		case <-time.After(redialPause):
+		}
+	}
 }
 
 // finish is called when reading from src ended with err. Normally it ends

@@ -311,3 +311,77 @@ func TestProxyClose(t *testing.T) {
 		t.Error("NewProxy() with no targets: no error")
 	}
 }
+
+// Reject resets the client's end at once and keeps the target's end open
+// but silent; lifted, it resets the target's end.
+func TestProxyReject(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	accepted := make(chan net.Conn, 2)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	p := zktest.StartProxy(t, ln.Addr().String())
+	client := dial(t, p.Addrs()[0])
+	if _, err := io.WriteString(client, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	var target net.Conn
+	select {
+	case target = <-accepted:
+		t.Cleanup(func() { target.Close() })
+	case <-time.After(5 * time.Second):
+		t.Fatal("the target accepted nothing")
+	}
+	buf := make([]byte, 5)
+	target.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadFull(target, buf); err != nil || string(buf) != "hello" {
+		t.Fatalf("target read %q, %v; want hello", buf, err)
+	}
+
+	p.Reject(true)
+	if err := readErr(client, 5*time.Second); !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("client's read after Reject: %v, want ECONNRESET", err)
+	}
+	if _, err := io.WriteString(target, "lost"); err != nil {
+		t.Fatal(err)
+	}
+	if err := readErr(target, 200*time.Millisecond); !isTimeout(err) {
+		t.Errorf("target's read after Reject: %v, want a timeout (silence)", err)
+	}
+	// A new connection is reset as soon as it is accepted; the reset can
+	// come before the dial returns, or after.
+	c, err := net.DialTimeout("tcp", p.Addrs()[0], 5*time.Second)
+	if err == nil {
+		defer c.Close()
+		err = readErr(c, 5*time.Second)
+	}
+	if !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("a connection made while rejected: %v, want ECONNRESET", err)
+	}
+
+	p.Reject(false)
+	if err := readErr(target, 5*time.Second); !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("target's read after Reject is lifted: %v, want ECONNRESET", err)
+	}
+	fresh := dial(t, p.Addrs()[0])
+	if _, err := io.WriteString(fresh, "after"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c := <-accepted:
+		c.Close()
+	case <-time.After(5 * time.Second):
+		t.Error("a connection made after Reject was lifted did not reach the target")
+	}
+}
