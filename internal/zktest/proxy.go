@@ -34,12 +34,15 @@ type Proxy struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // every goroutine the proxy started
 	opts   proxyOptions   // fixed
+	// sent is when bytes from a client were last forwarded to a target,
+	// in Unix nanoseconds; 0 if never.
+	sent atomic.Int64
 
 	mu        sync.Mutex
 	links     map[*link]struct{}
 	blackhole bool
-	reject    bool
 	dark      []bool // by target: black-holed by BlackholeTarget
+	rejected  []bool // by target: rejected by Reject or RejectTarget
 	closed    bool
 }
 
@@ -49,6 +52,9 @@ type link struct {
 	client net.Conn
 	server net.Conn // guarded by Proxy.mu; nil until dialled, and for a link accepted while black-holed
 	ended  bool     // guarded by Proxy.mu; both connections are closed
+	// rejected: guarded by Proxy.mu; Reject reset the client's end (the
+	// target's stays open until the rejection is lifted).
+	rejected bool
 	// blackholed makes the copy loops drop what they read. It is atomic
 	// because the loops check it for every read.
 	blackholed atomic.Bool
@@ -89,7 +95,7 @@ func newProxy(opts proxyOptions, targets ...string) (*Proxy, error) {
 	if len(targets) == 0 {
 		return nil, errors.New("zktest: NewProxy: no targets")
 	}
-	p := &Proxy{targets: append([]string(nil), targets...), links: make(map[*link]struct{}), dark: make([]bool, len(targets)), opts: opts}
+	p := &Proxy{targets: append([]string(nil), targets...), links: make(map[*link]struct{}), dark: make([]bool, len(targets)), rejected: make([]bool, len(targets)), opts: opts}
 	for _, t := range targets {
 		ln, err := net.Listen("tcp", loopback+":0")
 		if err != nil {
@@ -119,17 +125,30 @@ func (p *Proxy) Addrs() []string {
 // Conns returns how many connections are open to each target, in the
 // order given to [NewProxy]: the server a client is talking to, when the
 // targets are an ensemble's members. A black-holed connection counts until
-// the black hole is lifted. Conns is safe for concurrent use.
+// the black hole is lifted; a rejected one does not (its client's end is
+// gone). Conns is safe for concurrent use.
 func (p *Proxy) Conns() []int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := make([]int, len(p.targets))
 	for l := range p.links {
-		if !l.ended {
+		if !l.ended && !l.rejected {
 			n[l.target]++
 		}
 	}
 	return n
+}
+
+// LastSent returns when the proxy last forwarded bytes from a client to a
+// target, or the zero time if it never has. A ZooKeeper server touches a
+// session whenever it receives from the session's client, so the
+// session cannot expire before LastSent plus its timeout (with a client
+// that has only this proxy). LastSent is safe for concurrent use.
+func (p *Proxy) LastSent() time.Time {
+	if n := p.sent.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
 }
 
 // Reset aborts every open connection at once, in both directions, with a
@@ -200,7 +219,23 @@ func (p *Proxy) Reject(on bool) {
 	if p.closed {
 		return
 	}
-	p.reject = on
+	for i := range p.rejected {
+		p.rejected[i] = on
+	}
+	p.applyLocked()
+}
+
+// RejectTarget turns the one-sided cut of [Proxy.Reject] on or off for
+// the connections to target i alone (in the order given to [NewProxy]):
+// a client is then refused that target at once, and moves on to the
+// others.
+func (p *Proxy) RejectTarget(i int, on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	p.rejected[i] = on
 	p.applyLocked()
 }
 
@@ -212,7 +247,8 @@ func (p *Proxy) applyLocked() {
 		switch on := p.darkLocked(l.target); {
 		case on:
 			l.blackholed.Store(true)
-			if p.reject {
+			if p.rejected[l.target] && !l.rejected {
+				l.rejected = true
 				abort(l.client) // the pumps see it fail, and leave the server's end alone
 			}
 		case l.blackholed.Load():
@@ -221,7 +257,9 @@ func (p *Proxy) applyLocked() {
 	}
 }
 
-func (p *Proxy) darkLocked(target int) bool { return p.blackhole || p.reject || p.dark[target] }
+func (p *Proxy) darkLocked(target int) bool {
+	return p.blackhole || p.dark[target] || p.rejected[target]
+}
 
 // Close stops listening, resets every connection and waits for every
 // goroutine the proxy started to return. Later calls do nothing and
@@ -274,7 +312,7 @@ func (p *Proxy) accept(ln net.Listener, target int) {
 			abort(c)
 			continue // the listener is closed: Accept fails next
 		}
-		if p.reject {
+		if p.rejected[target] {
 			p.mu.Unlock()
 			abort(c)
 			continue
@@ -301,7 +339,7 @@ func (p *Proxy) handle(l *link, target string) {
 
 	if l.blackholed.Load() {
 		// Accepted while black-holed: never connected; drop what comes.
-		_ = pump(l, l.client, io.Discard)
+		_ = pump(l, l.client, io.Discard, nil)
 		return
 	}
 	server, err := p.dial(target)
@@ -326,6 +364,7 @@ func (p *Proxy) handle(l *link, target string) {
 			if _, err := server.Write(first); err != nil {
 				return
 			}
+			p.sent.Store(time.Now().UnixNano())
 		}
 	}
 	done := make(chan struct{}) // closed when the server-to-client copier returns
@@ -333,9 +372,9 @@ func (p *Proxy) handle(l *link, target string) {
 	go func() {
 		defer p.wg.Done()
 		defer close(done)
-		p.finish(l, server, pump(l, server, l.client))
+		p.finish(l, server, pump(l, server, l.client, nil))
 	}()
-	p.finish(l, l.client, pump(l, l.client, server))
+	p.finish(l, l.client, pump(l, l.client, server, &p.sent))
 	<-done
 }
 
@@ -373,15 +412,18 @@ func (p *Proxy) finish(l *link, src net.Conn, err error) {
 }
 
 // pump copies from src to dst until reading fails, dropping what it reads
-// while l is black-holed. It returns the error that ended it (io.EOF for a
+// while l is black-holed, and stamps sent (if not nil) after each write. It returns the error that ended it (io.EOF for a
 // clean close by src).
-func pump(l *link, src net.Conn, dst io.Writer) error {
+func pump(l *link, src net.Conn, dst io.Writer, sent *atomic.Int64) error {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 && !l.blackholed.Load() {
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return werr
+			}
+			if sent != nil {
+				sent.Store(time.Now().UnixNano())
 			}
 		}
 		if err != nil {

@@ -385,3 +385,69 @@ func TestProxyReject(t *testing.T) {
 		t.Error("a connection made after Reject was lifted did not reach the target")
 	}
 }
+
+// LastSent moves with what clients send, not with what targets answer.
+func TestProxyLastSent(t *testing.T) {
+	t.Parallel()
+	e := startEcho(t)
+	p := zktest.StartProxy(t, e.ln.Addr().String())
+	if got := p.LastSent(); !got.IsZero() {
+		t.Errorf("LastSent before any connection = %v, want zero", got)
+	}
+	c := dial(t, p.Addrs()[0])
+	before := time.Now()
+	if err := roundTrip(c, "ping"); err != nil {
+		t.Fatal(err)
+	}
+	after := time.Now()
+	if got := p.LastSent(); got.Before(before) || got.After(after) {
+		t.Errorf("LastSent = %v, want between %v and %v", got, before, after)
+	}
+	p.Blackhole(true)
+	sent := p.LastSent()
+	if _, err := io.WriteString(c, "dropped"); err != nil {
+		t.Fatal(err)
+	}
+	if err := readErr(c, 100*time.Millisecond); !isTimeout(err) {
+		t.Fatalf("read while black-holed: %v", err)
+	}
+	if got := p.LastSent(); !got.Equal(sent) {
+		t.Errorf("LastSent moved to %v while black-holed, want %v still", got, sent)
+	}
+}
+
+// RejectTarget refuses one target's connections at once and leaves the
+// others alone.
+func TestProxyRejectTarget(t *testing.T) {
+	t.Parallel()
+	e1, e2 := startEcho(t), startEcho(t)
+	p := zktest.StartProxy(t, e1.ln.Addr().String(), e2.ln.Addr().String())
+	a, b := dial(t, p.Addrs()[0]), dial(t, p.Addrs()[1])
+	for _, c := range []net.Conn{a, b} {
+		if err := roundTrip(c, "before"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.RejectTarget(1, true)
+	if err := readErr(b, 5*time.Second); !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("read from the rejected target: %v, want ECONNRESET", err)
+	}
+	if got := p.Conns(); !slices.Equal(got, []int{1, 0}) {
+		t.Errorf("Conns() with target 1 rejected = %v, want [1 0]", got)
+	}
+	if err := roundTrip(a, "through"); err != nil {
+		t.Errorf("to the other target while one is rejected: %v", err)
+	}
+	c, err := net.DialTimeout("tcp", p.Addrs()[1], 5*time.Second)
+	if err == nil {
+		defer c.Close()
+		err = readErr(c, 5*time.Second)
+	}
+	if !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("a connection to the rejected target: %v, want ECONNRESET", err)
+	}
+	p.RejectTarget(1, false)
+	if err := roundTrip(dial(t, p.Addrs()[1]), "after"); err != nil {
+		t.Errorf("new connection after the rejection: %v", err)
+	}
+}
