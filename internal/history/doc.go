@@ -21,9 +21,9 @@
 //   - (c) convergence: the live members end on one Generation and one
 //     member list, and their Assigned split the expected set exactly;
 //   - (d) no lost set writes: every read of the partition set
-//     ([Recorder.SetRead]) shows what some sequential order of the
-//     writes made since the read before it ([Recorder.SetWrite]) would
-//     leave, partition by partition (see [SetWrite] and Check);
+//     ([Recorder.SetRead]) shows what some linearizable order of the
+//     writes ([Recorder.SetWrite]) leaves, partition by partition (see
+//     checkSetWrites);
 //   - (e) prompt revocation after a pause: a member whose process was
 //     stopped past its lease ([Recorder.Paused]) revokes everything
 //     within [Options.ResumeBound] of running again.

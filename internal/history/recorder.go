@@ -234,8 +234,8 @@ func (r *Recorder) SetWrite(w SetWrite) {
 	r.setWrites = append(r.setWrites, w)
 }
 
-// SetRead records the partition set as read at an instant when no write
-// of it was under way; see [SetRead] and [Check]. The slice is copied.
+// SetRead records a read of the partition set; see [SetRead] and
+// [Check]. The slice is copied.
 func (r *Recorder) SetRead(read SetRead) {
 	read.Set = slices.Clone(read.Set)
 	r.mu.Lock()
@@ -263,7 +263,7 @@ func (r *Recorder) History() History {
 	})
 	slices.SortStableFunc(h.Pauses, func(a, b Pause) int { return a.From.Compare(b.From) })
 	slices.SortStableFunc(h.SetWrites, func(a, b SetWrite) int { return a.Invoked.Compare(b.Invoked) })
-	slices.SortStableFunc(h.SetReads, func(a, b SetRead) int { return a.At.Compare(b.At) })
+	slices.SortStableFunc(h.SetReads, func(a, b SetRead) int { return a.Invoked.Compare(b.Invoked) })
 	return h
 }
 

@@ -1,10 +1,12 @@
 package history_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/zkalloc/zkalloc/internal/history"
+	"github.com/zkalloc/zkalloc/partitions"
 )
 
 // write is a SetWrite for the tables: op "+" adds, "-" removes.
@@ -85,7 +87,7 @@ func TestCheckSetWrites(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := history.History{
 				SetWrites: tt.writes(t),
-				SetReads:  []history.SetRead{{At: ms(100), Set: parts(t, tt.after)}, {At: ms(0), Set: parts(t, tt.before)}},
+				SetReads:  []history.SetRead{quiet(100, parts(t, tt.after)), quiet(0, parts(t, tt.before))},
 			}
 			r := history.Check(h, history.Options{})
 			var got []string
@@ -95,7 +97,7 @@ func TestCheckSetWrites(t *testing.T) {
 					state = "present"
 				}
 				got = append(got, l.Partition.String()+" "+state)
-				if l.Read != ms(100) {
+				if l.Read.Invoked != ms(100) {
 					t.Errorf("lost write %v found by the read at %v, want the second", l, l.Read)
 				}
 			}
@@ -118,17 +120,95 @@ func TestCheckSetWritesBetweenReads(t *testing.T) {
 	t.Parallel()
 	rec := history.NewRecorder(nil)
 	rec.SetWrite(write(t, "w0", "+", "t:9", -20, -10, history.WriteOK))
-	rec.SetRead(history.SetRead{At: ms(0), Set: parts(t, "t:9")})
+	rec.SetRead(quiet(0, parts(t, "t:9")))
 	rec.SetWrite(write(t, "w1", "+", "t:1", 10, 20, history.WriteOK))
-	rec.SetRead(history.SetRead{At: ms(30), Set: parts(t, "t:1 t:9")})
+	rec.SetRead(quiet(30, parts(t, "t:1 t:9")))
 	rec.SetWrite(write(t, "w2", "-", "t:1", 40, 50, history.WriteOK))
-	rec.SetRead(history.SetRead{At: ms(60), Set: parts(t, "t:1 t:9")}) // the removal lost
+	rec.SetRead(quiet(60, parts(t, "t:1 t:9"))) // the removal lost
 	r := history.Check(rec.History(), history.Options{})
-	if len(r.LostWrites) != 1 || r.LostWrites[0].Partition.String() != "t:1" || r.LostWrites[0].Read != ms(60) {
+	if len(r.LostWrites) != 1 || r.LostWrites[0].Partition.String() != "t:1" || r.LostWrites[0].Read.Invoked != ms(60) {
 		t.Fatalf("LostWrites = %v, want t:1 at the third read", r.LostWrites)
 	}
 	// No events: times are shown by the clock.
-	if s := r.Err().Error(); !strings.Contains(s, "t:1 in the set read at 12:00:00.060; the writes that could be the last: w2 remove [t:1] 12:00:00.040..12:00:00.050 (ok)") {
+	if s := r.Err().Error(); !strings.Contains(s, "t:1 in the set as test read it from 12:00:00.060 to 12:00:00.060; the latest writes of it: w1 add [t:1] 12:00:00.010..12:00:00.020 (ok); w2 remove [t:1] 12:00:00.040..12:00:00.050 (ok)") {
 		t.Errorf("Err() = %s", s)
+	}
+}
+
+// quiet is a read of the whole set made while no write was under way.
+func quiet(at int, set []partitions.Partition) history.SetRead {
+	return history.SetRead{Reader: "test", Invoked: ms(at), Returned: ms(at), Set: set}
+}
+
+// read is a read of topic t, as a writer makes one after each write.
+func read(tb testing.TB, from, to int, list string) history.SetRead {
+	return history.SetRead{Reader: "r", Invoked: ms(from), Returned: ms(to), Topic: "t", Set: parts(tb, list)}
+}
+
+// Reads made while writers write catch a lost write that later writes
+// would hide from a read at the end.
+func TestCheckSetWritesConcurrentReads(t *testing.T) {
+	t.Parallel()
+	ok := history.WriteOK
+	tests := []struct {
+		name   string
+		start  string // the set read at the start
+		writes []history.SetWrite
+		reads  []history.SetRead
+		want   []string
+	}{
+		{
+			// W3's addition of t:5 is overwritten by W1's stale
+			// compare-and-set; a read then misses it, before W4 empties
+			// the topic.
+			name:  "a stale compare-and-set, read before it is hidden",
+			start: "t:0",
+			writes: []history.SetWrite{
+				write(t, "w1", "+", "t:7", 0, 50, ok),
+				write(t, "w2", "-", "t:0", 10, 20, ok),
+				write(t, "w3", "+", "t:5", 25, 30, ok),
+				write(t, "w4", "-", "t:0 t:5 t:7", 70, 80, ok),
+			},
+			reads: []history.SetRead{read(t, 55, 60, "t:0 t:7"), read(t, 90, 95, "")},
+			want:  []string{"t:0 present at 55", "t:5 absent at 55"},
+		},
+		{
+			name: "a read overlapping the writes may see either",
+			writes: []history.SetWrite{
+				write(t, "w1", "+", "t:1", 10, 30, ok),
+				write(t, "w2", "-", "t:1", 20, 40, ok),
+			},
+			reads: []history.SetRead{read(t, 25, 35, "t:1"), read(t, 26, 36, ""), read(t, 41, 42, "")},
+		},
+		{
+			name: "a read after both may not see the first's",
+			writes: []history.SetWrite{
+				write(t, "w1", "+", "t:1", 10, 20, ok),
+				write(t, "w2", "-", "t:1", 30, 40, ok),
+			},
+			reads: []history.SetRead{read(t, 45, 50, "t:1")},
+			want:  []string{"t:1 present at 45"},
+		},
+		{
+			name:   "a read of another topic tells nothing",
+			writes: []history.SetWrite{write(t, "w1", "+", "t:1", 10, 20, ok)},
+			reads:  []history.SetRead{{Reader: "r", Invoked: ms(30), Returned: ms(31), Topic: "u"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := history.History{SetWrites: tt.writes, SetReads: append(tt.reads, quiet(-1, parts(t, tt.start)))}
+			var got []string
+			for _, l := range history.Check(h, history.Options{}).LostWrites {
+				state := "absent"
+				if l.InSet {
+					state = "present"
+				}
+				got = append(got, fmt.Sprintf("%s %s at %d", l.Partition, state, l.Read.Invoked.Sub(t0).Milliseconds()))
+			}
+			if strings.Join(got, ", ") != strings.Join(tt.want, ", ") {
+				t.Errorf("lost writes %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
