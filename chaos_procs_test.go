@@ -10,12 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/internal/history"
@@ -99,7 +100,6 @@ type chaosProc struct {
 	last     zkalloc.Update
 	started  chan struct{} // closed when the process reports Start returned, or ends
 	startErr string
-	closed   bool // the process reported its consumer's end
 }
 
 // startProc starts a new process for m and waits until its Start has
@@ -151,7 +151,7 @@ func (c *chaos) startProc(m *chaosProc) {
 		}
 		m.mu.Lock()
 		m.cmd, m.stdin, m.output, m.seqs, m.last = cmd, stdin, make(chan struct{}), map[int]int{}, zkalloc.Update{}
-		m.started, m.startErr, m.closed = make(chan struct{}), "", false
+		m.started, m.startErr = make(chan struct{}), ""
 		started, output := m.started, m.output
 		m.mu.Unlock()
 		go c.readProc(m, stdout, started, output)
@@ -228,9 +228,6 @@ func (c *chaos) readProc(m *chaosProc, r io.Reader, started, output chan struct{
 			c.rec.Record(history.Event{Time: at, Kind: history.KindClosing, Member: m.name})
 		case f[0] == "x":
 			c.rec.Record(history.Event{Time: at, Kind: history.KindClosed, Member: m.name})
-			m.mu.Lock()
-			m.closed = true
-			m.mu.Unlock()
 		case f[0] == "e":
 			m.mu.Lock()
 			m.startErr = sc.Text()
@@ -313,10 +310,15 @@ func (c *chaos) pauseMember(kind string) {
 	cmd := m.cmd
 	m.mu.Unlock()
 	path := zkpath.Group{Root: zkalloc.DefaultRoot, Group: c.group}.Member(m.name)
-	_, before, err := c.obs.Get(path)
-	if err != nil {
-		c.t.Fatalf("%s's member node: %v", m.name, err)
-	}
+	var before *zk.Stat
+	waitFor(c.t, chaosStartMax, func() string {
+		// A member resumed past its session joins again in a new one.
+		var err error
+		if _, before, err = c.obs.Get(path); err != nil {
+			return fmt.Sprintf("%s's member node: %v", m.name, err)
+		}
+		return ""
+	})
 	// Stop it right after its client sent something: its session then
 	// lives at least chaosProcTimeout from now.
 	fresh := time.Now().Add(chaosProcTimeout)
@@ -492,5 +494,5 @@ func (c *chaos) procNames() []string {
 	for _, m := range c.procs {
 		out = append(out, m.name)
 	}
-	return slices.Clone(out)
+	return out
 }

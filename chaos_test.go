@@ -217,18 +217,13 @@ func TestChaos(t *testing.T) {
 	if stale > 0 {
 		t.Errorf("seed %d: %d compare-and-sets of the partition set applied to a topic node deleted and created again since it was read: each overwrote another writer's acknowledged write", seed, stale)
 	}
-	t.Logf("chaos summary (seed %d): faults %s; double ownerships %d (leader group %d); lost set writes %d (%d reads against %d writes; stale compare-and-sets %d); "+
-		"members cut off with a deposed leader %d, least margin from Lost to the session's end or a take-over %v; "+
-		"deleted steady claims %d, revoked after %v at most; members resumed past their lease %d, late %d, overlaps excused %d",
-		seed, faultCounts(report.FaultsByKind), len(report.DoubleOwnerships), len(leaderReport.DoubleOwnerships),
-		len(report.LostWrites), report.SetReads, report.SetWrites, stale, isolated, margin.Round(time.Millisecond),
-		len(c.claimChecks), revokeMax.Round(time.Millisecond), len(report.Resumes), len(lateResumes(report)), len(report.Excused))
-	for name, r := range map[string]history.Report{"": report, "leader group: ": leaderReport} {
+	for _, g := range []struct {
+		name string
+		r    history.Report
+		h    history.History
+	}{{"", report, h}, {"leader group: ", leaderReport, lh}} {
+		name, r, hist := g.name, g.r, g.h
 		if err := r.Err(); err != nil {
-			hist := h
-			if name != "" {
-				hist = lh
-			}
 			for _, o := range r.DoubleOwnerships {
 				t.Logf("around %s:\n%s", o, around(hist, o.Partition, o.From, r.Start))
 			}
@@ -238,6 +233,13 @@ func TestChaos(t *testing.T) {
 			t.Errorf("seed %d: %s%v", seed, name, err)
 		}
 	}
+	// The summary comes last.
+	t.Logf("chaos summary (seed %d): faults %s; double ownerships %d (leader group %d); lost set writes %d (%d reads against %d writes; stale compare-and-sets %d); "+
+		"members cut off with a deposed leader %d, least margin from Lost to the session's end or a take-over %v; "+
+		"deleted steady claims %d, revoked after %v at most; members resumed past their lease %d, late %d, overlaps excused %d",
+		seed, faultCounts(report.FaultsByKind), len(report.DoubleOwnerships), len(leaderReport.DoubleOwnerships),
+		len(report.LostWrites), report.SetReads, report.SetWrites, stale, isolated, margin.Round(time.Millisecond),
+		len(c.claimChecks), revokeMax.Round(time.Millisecond), len(report.Resumes), len(lateResumes(report)), len(report.Excused))
 }
 
 // names returns the names of c's in-process members.
