@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -36,13 +37,25 @@ import (
 // ensemble, graceful member restarts (some with a consumer slow to stop,
 // some coming back under a new name), member crashes, partition set
 // changes, and strategies that stall for seconds while other faults go on.
+// Issue 24 added: claims deleted from outside during hand-offs and outside
+// them (chaos_claims_test.go), racing writers that empty and refill a
+// topic of the partition set (chaos_setwriters_test.go), a leader cut off
+// with members that reach only it, on an ensemble of its own
+// (chaos_leader_test.go), and member processes stopped past their lease
+// or their session and resumed (chaos_procs_test.go).
 // Every consumer records what it receives and, once it has stopped what an
 // Update revokes, its Ack (some stop slowly); a graceful close is Close
 // called from the test while the consumer goes on taking Updates, and the
 // member holds its partitions until its consumer acks the final one. The
 // history checker then requires that no partition was ever held by two
-// members at once, that every partition was owned again in time after the
-// faults, and that the group converged.
+// members at once (but for the inherent overlap with a member process
+// stopped past its session, which the fencing token covers), that every
+// partition was owned again in time after the faults, that the group
+// converged, that no write of the partition set was lost, and that a
+// member resumed past its lease revoked everything at once. The last line
+// of the log sums it up: faults by kind, double ownerships, lost set
+// writes, and the least margin from Lost to the session's end for the
+// members cut off with a deposed leader.
 //
 // ZKALLOC_CHAOS_SEED replays a schedule; ZKALLOC_CHAOS_FAULTS sets how many
 // faults (default 50); ZKALLOC_CHAOS_DURATION (e.g. 10m) keeps injecting
@@ -127,16 +140,35 @@ func TestChaos(t *testing.T) {
 		}
 		c.members = append(c.members, m)
 	}
+	for i := range chaosProcs {
+		c.procs = append(c.procs, &chaosProc{idx: i, name: fmt.Sprintf("p%d", i), proxy: zktest.StartProxy(t, ens.Addrs()...)})
+	}
+	c.leader = newLeaderGroup(c)
 	defer func() {
 		for _, m := range c.members {
 			m.strategy.end() // no strategy goroutine outlives the test
 			c.stop(m, stopGraceful, false)
 		}
+		for _, m := range c.procs {
+			c.stopProc(m)
+		}
+		for _, m := range c.leader.members {
+			m.strategy.end()
+			c.leader.stop(m, stopGraceful, false)
+		}
 	}()
 	for _, m := range c.members {
 		c.start(m)
 	}
+	for _, m := range c.procs {
+		c.startProc(m)
+	}
+	for _, m := range c.leader.members {
+		c.leader.start(m)
+	}
 	c.waitConverged()
+	c.leader.waitConverged()
+	c.readSet("start")
 
 	began := time.Now()
 	for n := 0; n < faults || soak > 0 && time.Since(began) < soak; n++ {
@@ -144,8 +176,11 @@ func TestChaos(t *testing.T) {
 		c.pause(100*time.Millisecond, 800*time.Millisecond)
 	}
 	c.heal()
+	c.leader.heal()
 	faultsEnd := time.Now()
 	c.waitConverged()
+	c.leader.waitConverged()
+	c.readSet("end")
 	stalled := 0
 	for _, m := range c.members {
 		_, n := m.strategy.end()
@@ -154,24 +189,87 @@ func TestChaos(t *testing.T) {
 	t.Logf("%d faults in %v; %d closes drained partitions, %d strategy runs stalled",
 		len(c.rec.History().Faults), faultsEnd.Sub(began).Round(time.Millisecond), c.drained.Load(), stalled)
 
+	names := slices.Concat(c.names(), c.procNames())
+	h := c.rec.History()
+	report := history.Check(h, history.Options{
+		Expected:    c.expected(),
+		FaultsEnd:   faultsEnd,
+		Deadline:    chaosTimeout + chaosSettle + chaosMargin,
+		Live:        names,
+		ResumeBound: chaosResumeBound,
+	})
+	t.Logf("chaos report:\n%s", report.Markdown())
+	lh := c.leader.rec.History()
+	leaderReport := history.Check(lh, history.Options{
+		Expected:  c.leader.expected(),
+		FaultsEnd: faultsEnd,
+		Deadline:  chaosTimeout + chaosSettle + chaosMargin,
+		Live:      c.leader.names(),
+	})
+	t.Logf("leader group report:\n%s", leaderReport.Markdown())
+	c.checkCuts(h)
+	revokeMax := c.checkClaims()
+	margin, isolated := c.leader.checkLeaderCuts(lh)
+	for _, o := range report.Excused {
+		t.Logf("excused: %s", o)
+	}
+	stale := c.staleWrites.Load()
+	if stale > 0 {
+		t.Errorf("seed %d: %d compare-and-sets of the partition set applied to a topic node deleted and created again since it was read: each overwrote another writer's acknowledged write", seed, stale)
+	}
+	for _, g := range []struct {
+		name string
+		r    history.Report
+		h    history.History
+	}{{"", report, h}, {"leader group: ", leaderReport, lh}} {
+		name, r, hist := g.name, g.r, g.h
+		if err := r.Err(); err != nil {
+			for _, o := range r.DoubleOwnerships {
+				t.Logf("around %s:\n%s", o, around(hist, o.Partition, o.From, r.Start))
+			}
+			for _, res := range lateResumes(r) {
+				t.Logf("%s stopped from +%v to +%v:\n%s", res.Member, res.From.Sub(r.Start), res.To.Sub(r.Start), memberAround(hist, res.Member, res.From, res.To.Add(chaosResumeBound+5*time.Second), r.Start))
+			}
+			t.Errorf("seed %d: %s%v", seed, name, err)
+		}
+	}
+	// The summary comes last.
+	t.Logf("chaos summary (seed %d): faults %s; double ownerships %d (leader group %d); lost set writes %d (%d reads against %d writes; stale compare-and-sets %d); "+
+		"members cut off with a deposed leader %d, least margin from Lost to the session's end or a take-over %v; "+
+		"deleted steady claims %d, revoked after %v at most; members resumed past their lease %d, late %d, overlaps excused %d",
+		seed, faultCounts(report.FaultsByKind), len(report.DoubleOwnerships), len(leaderReport.DoubleOwnerships),
+		len(report.LostWrites), report.SetReads, report.SetWrites, stale, isolated, margin.Round(time.Millisecond),
+		len(c.claimChecks), revokeMax.Round(time.Millisecond), len(report.Resumes), len(lateResumes(report)), len(report.Excused))
+}
+
+// names returns the names of c's in-process members.
+func (c *chaos) names() []string {
 	names := make([]string, len(c.members))
 	for i, m := range c.members {
 		names[i] = m.name
 	}
-	report := history.Check(c.rec.History(), history.Options{
-		Expected:  c.expected(),
-		FaultsEnd: faultsEnd,
-		Deadline:  chaosTimeout + chaosSettle + chaosMargin,
-		Live:      names,
-	})
-	t.Logf("chaos report:\n%s", report.Markdown())
-	c.checkCuts(c.rec.History())
-	if err := report.Err(); err != nil {
-		for _, o := range report.DoubleOwnerships {
-			t.Logf("around %s:\n%s", o, around(c.rec.History(), o.Partition, o.From, report.Start))
-		}
-		t.Fatalf("seed %d: %v", seed, err)
+	return names
+}
+
+// faultCounts renders faults by kind, sorted: "kill-leader ×2, reset ×4".
+func faultCounts(by map[string]int) string {
+	var parts []string
+	total := 0
+	for _, k := range slices.Sorted(maps.Keys(by)) {
+		parts = append(parts, fmt.Sprintf("%s ×%d", k, by[k]))
+		total += by[k]
 	}
+	return fmt.Sprintf("%d (%s)", total, strings.Join(parts, ", "))
+}
+
+func lateResumes(r history.Report) []history.Resume {
+	var out []history.Resume
+	for _, res := range r.Resumes {
+		if res.Late {
+			out = append(out, res)
+		}
+	}
+	return out
 }
 
 // around lists the events and faults within a few seconds of at that
@@ -197,6 +295,18 @@ func around(h history.History, p zkalloc.Partition, at, start time.Time) string 
 			continue
 		}
 		fmt.Fprintf(&b, "  +%v %s %s seq %d gen %d assigned %v revoked %v\n", e.Time.Sub(start), e.Member, e.Kind, e.Seq, e.Generation, e.Assigned, e.Revoked)
+	}
+	return b.String()
+}
+
+// memberAround lists member's events from from to to, for a failure
+// message.
+func memberAround(h history.History, member string, from, to, start time.Time) string {
+	var b strings.Builder
+	for _, e := range h.Events {
+		if e.Member == member && !e.Time.Before(from.Add(-time.Second)) && !e.Time.After(to) {
+			fmt.Fprintf(&b, "  +%v %s seq %d gen %d assigned %v revoked %v\n", e.Time.Sub(start), e.Kind, e.Seq, e.Generation, e.Assigned, e.Revoked)
+		}
 	}
 	return b.String()
 }
@@ -227,6 +337,13 @@ type chaos struct {
 	stalls   []stall                    // strategy stalls not yet recorded as faults
 	drained  atomic.Int64               // graceful closes whose final Update revoked something
 	cuts     []quorumCut                // members cut off with their follower, by blackhole-quorum
+
+	procs       []*chaosProc // members in processes of their own
+	leader      *chaos       // the leader group, for isolate-leader; nil in the leader group itself
+	leaderCuts  []leaderCut  // members cut off with their deposed leader (in the leader group)
+	claimChecks []claimCheck // by delete-claim-steady
+	setWrites   atomic.Int64 // writes by set-writers
+	staleWrites atomic.Int64 // their compare-and-sets applied to a node deleted and created again since read
 }
 
 // stall is a strategy stall under way: a fault that runs on its own while
@@ -246,6 +363,10 @@ type chaosMember struct {
 	strategy *stallingStrategy // shared by its incarnations
 	incs     int               // incarnations started
 	renames  int
+	grace    time.Duration // its Config.DisconnectGrace
+	// slowAck, if not zero, is how long its consumer takes to stop what
+	// an Update revokes (delete-claim-handoff sets it for a while).
+	slowAck atomic.Int64
 
 	mu sync.Mutex // serializes the consumer's records with stopping
 	// crashed: the harness killed this incarnation; its consumer is
@@ -271,15 +392,16 @@ func (c *chaos) config(m *chaosMember) zkalloc.Config {
 		seed[p.Topic] = append(seed[p.Topic], p.ID)
 	}
 	return zkalloc.Config{
-		Servers:        m.proxy.Addrs(),
-		Group:          c.group,
-		Member:         m.name,
-		Partitions:     seed,
-		SessionTimeout: chaosTimeout,
-		Settle:         chaosSettle,
-		ReleaseTimeout: chaosRelease,
-		Strategy:       m.strategy,
-		Logger:         testLogger(),
+		Servers:         m.proxy.Addrs(),
+		Group:           c.group,
+		Member:          m.name,
+		Partitions:      seed,
+		SessionTimeout:  chaosTimeout,
+		Settle:          chaosSettle,
+		ReleaseTimeout:  chaosRelease,
+		DisconnectGrace: m.grace,
+		Strategy:        m.strategy,
+		Logger:          testLogger(),
 	}
 }
 
@@ -348,12 +470,19 @@ func (c *chaos) consume(m *chaosMember, name string, alloc *zkalloc.Allocator, d
 			m.mu.Unlock()
 			continue // a dead process neither records nor acks
 		}
-		seq := c.rec.Received(name, u.Generation, u.Members, u.Assigned, u.Revoked)
+		tokens := make([]int64, len(u.Assigned))
+		for i, p := range u.Assigned {
+			tokens[i], _ = u.Token(p)
+		}
+		seq := c.rec.Record(history.Event{Kind: history.KindReceived, Member: name, Generation: u.Generation,
+			Members: u.Members, Assigned: u.Assigned, Revoked: u.Revoked, Tokens: tokens})
 		m.last = u
 		final := m.closing && len(u.Assigned) == 0 && len(u.Revoked) > 0
 		slow := final && m.slowClose
 		m.mu.Unlock()
-		switch {
+		switch slowAck := time.Duration(m.slowAck.Load()); {
+		case slowAck > 0 && len(u.Revoked) > 0:
+			time.Sleep(slowAck) // this fault's consumer is slow to stop what a hand-off revokes
 		case slow:
 			// Stopping everything takes this consumer a while: Close must
 			// keep the claims until the Ack below.
@@ -477,15 +606,32 @@ var chaosKinds = []struct {
 	{"crash-member", 1},
 	{"change-partitions", 1},
 	{"stall-strategy", 2},
+	{"delete-claim-handoff", 1},
+	{"delete-claim-steady", 1},
+	{"set-writers", 1},
+	{"isolate-leader", 1},
+	{"pause-lease", 1},
+	{"pause-expire", 1},
 }
 
-// inject runs the nth fault (from 0), chosen by weight; the whole ensemble
-// is restarted once, at the tenth fault.
+// chaosForced are the faults injected at fixed places in the schedule
+// (counted from 0), so that every run of 22 faults or more has each kind
+// of issue 24 at least once, and restarts the whole ensemble once.
+var chaosForced = map[int]string{
+	3:  "isolate-leader",
+	6:  "pause-expire",
+	9:  "restart-ensemble",
+	12: "set-writers",
+	15: "delete-claim-handoff",
+	18: "pause-lease",
+	21: "delete-claim-steady",
+}
+
+// inject runs the nth fault (from 0): the forced one if there is one,
+// else one chosen by weight.
 func (c *chaos) inject(n int) {
-	kind := ""
-	if n == 9 {
-		kind = "restart-ensemble"
-	} else {
+	kind, forced := chaosForced[n]
+	if !forced {
 		total := 0
 		for _, k := range chaosKinds {
 			total += k.weight
@@ -511,7 +657,11 @@ func (c *chaos) inject(n int) {
 		return
 	}
 	c.run(kind)
-	c.rec.Fault(kind, start, time.Now())
+	end := time.Now()
+	c.rec.Fault(kind, start, end)
+	if kind == "isolate-leader" {
+		c.leader.rec.Fault(kind, start, end)
+	}
 }
 
 // pickUnstalled picks a live member whose strategy is not stalled, or
@@ -627,7 +777,9 @@ func (c *chaos) run(kind string) {
 		p := zkalloc.Partition{Topic: topic, ID: id}
 		change := map[string][]int32{topic: {id}}
 		var err error
-		if c.set[p] {
+		remove := c.set[p]
+		invoked := time.Now()
+		if remove {
 			err = alloc.RemovePartitions(ctx, change)
 			delete(c.set, p)
 		} else {
@@ -637,7 +789,18 @@ func (c *chaos) run(kind string) {
 		if err != nil {
 			c.t.Fatalf("change %v: %v", change, err)
 		}
+		c.rec.SetWrite(history.SetWrite{Writer: "change-" + m.name, Remove: remove, Partitions: []zkalloc.Partition{p}, Invoked: invoked, Returned: time.Now()})
 		c.rec.Expect(c.expected()) // the checker judges each instant against the set in force
+	case "delete-claim-handoff":
+		c.deleteClaimHandoff()
+	case "delete-claim-steady":
+		c.deleteClaimSteady()
+	case "set-writers":
+		c.setWriters()
+	case "isolate-leader":
+		c.isolateLeader(c.leader)
+	case "pause-lease", "pause-expire":
+		c.pauseMember(kind)
 	default:
 		c.t.Fatalf("unknown fault %q", kind)
 	}
@@ -668,6 +831,14 @@ func (c *chaos) heal() {
 			c.start(m)
 		}
 	}
+	for _, m := range c.procs {
+		m.mu.Lock()
+		down := m.cmd == nil
+		m.mu.Unlock()
+		if down {
+			c.startProc(m)
+		}
+	}
 }
 
 func (c *chaos) expected() []zkalloc.Partition {
@@ -680,45 +851,11 @@ func (c *chaos) expected() []zkalloc.Partition {
 }
 
 // waitConverged waits until the last updates every member's consumer
-// received agree on one generation and split the expected set exactly.
+// received (in-process members and member processes) agree on one
+// generation and split the expected set exactly, with nothing pending.
 func (c *chaos) waitConverged() {
 	c.t.Helper()
-	want := c.expected()
-	waitFor(c.t, 60*time.Second, func() string {
-		var gen int64
-		seen := map[zkalloc.Partition]string{}
-		for i, m := range c.members {
-			// What the consumer received and the history recorded, not
-			// Current: the check that follows reads the history.
-			m.mu.Lock()
-			alloc, u := m.alloc, m.last
-			m.mu.Unlock()
-			if alloc == nil {
-				return m.name + " is down"
-			}
-			if i == 0 {
-				gen = u.Generation
-			} else if u.Generation != gen {
-				return fmt.Sprintf("%s at generation %d, %s at %d", m.name, u.Generation, c.members[0].name, gen)
-			}
-			if len(u.Members) != len(c.members) {
-				return fmt.Sprintf("%s sees members %v", m.name, u.Members)
-			}
-			for _, p := range u.Assigned {
-				if other, ok := seen[p]; ok {
-					return fmt.Sprintf("%s assigned to %s and %s", p, other, m.name)
-				}
-				seen[p] = m.name
-			}
-		}
-		for _, p := range want {
-			if _, ok := seen[p]; !ok {
-				return fmt.Sprintf("%s not assigned", p)
-			}
-		}
-		if len(seen) != len(want) {
-			return fmt.Sprintf("%d assigned, want %d", len(seen), len(want))
-		}
-		return ""
-	})
+	// What the consumers received and the history recorded, not Current:
+	// the check that follows reads the history.
+	waitFor(c.t, 60*time.Second, c.converged)
 }

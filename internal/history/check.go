@@ -28,6 +28,12 @@ type Options struct {
 	Deadline time.Duration
 	// Live are the members alive at the end, for (c).
 	Live []string
+	// ResumeBound bounds, for (e), how soon after a [Pause] past its
+	// lease a member must have revoked everything, and how long an
+	// overlap with a member stopped past its session may last after it
+	// was resumed and still be excused (see checkPauses). Zero means no
+	// time limit.
+	ResumeBound time.Duration
 }
 
 // Check sweeps h in time order and reports on (a), (b) and (c); see the
@@ -47,7 +53,12 @@ func Check(h History, opts Options) Report {
 	for i := range events {
 		c.apply(&events[i])
 	}
-	return c.finish()
+	r := c.finish()
+	r.DoubleOwnerships, r.Excused, r.Resumes = checkPauses(events, h.Pauses, r.DoubleOwnerships, opts.ResumeBound)
+	r.ResumeBound = opts.ResumeBound
+	r.SetWrites, r.SetReads = len(h.SetWrites), len(h.SetReads)
+	r.LostWrites = checkSetWrites(h.SetWrites, h.SetReads)
+	return r
 }
 
 // checker is the state of one sweep. Partitions are interned to small
@@ -115,6 +126,11 @@ type memberState struct {
 	lo     int
 	hold   []int32
 	latest []int32 // Assigned of the newest Update, sorted pids
+	// since and tokens, by pid: when the member last began to own the
+	// partition (an Update newly assigning it), and its latest token for
+	// it (0 if none recorded).
+	since  []time.Time
+	tokens []int64
 	gen    int64
 	view   string // key of the newest Update's Members
 }
@@ -232,6 +248,15 @@ func (c *checker) received(e *Event) {
 	}
 	assigned := c.set(e.Assigned)
 	added, removed := diff(m.latest, assigned)
+	m.grow(len(c.parts))
+	for _, id := range added {
+		m.since[id] = e.Time
+	}
+	if len(e.Tokens) == len(e.Assigned) {
+		for i, p := range e.Assigned {
+			m.tokens[c.pids[p]] = e.Tokens[i]
+		}
+	}
 	if revoked := c.set(e.Revoked); !slices.Equal(revoked, removed) {
 		c.anomaly(e.Time, "%s: seq %d revokes %v but drops %v from the previous Assigned",
 			m.name, e.Seq, c.names(revoked), c.names(removed))

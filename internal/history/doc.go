@@ -19,7 +19,14 @@
 //     again (in some member's last received Assigned) within a deadline,
 //     with the longest unowned gap of each partition;
 //   - (c) convergence: the live members end on one Generation and one
-//     member list, and their Assigned split the expected set exactly.
+//     member list, and their Assigned split the expected set exactly;
+//   - (d) no lost set writes: every read of the partition set
+//     ([Recorder.SetRead]) shows what some linearizable order of the
+//     writes ([Recorder.SetWrite]) leaves, partition by partition (see
+//     checkSetWrites);
+//   - (e) prompt revocation after a pause: a member whose process was
+//     stopped past its lease ([Recorder.Paused]) revokes everything
+//     within [Options.ResumeBound] of running again.
 //
 // The report also times, for each fault, how long after its end the group
 // was first converged at an instant (see [Recovery]).
@@ -45,6 +52,17 @@
 // A member owns a partition, for (b) and (c), while its newest received
 // Update assigns it: revoked-but-unacknowledged partitions are held but
 // not owned.
+//
+// A member stopped past its session's end (a [Pause] that Expired) is the
+// one exception to (a): ZooKeeper ends its session while it cannot act,
+// another member rightly takes over, and the stopped member's consumer
+// may go on with the partition for a moment once resumed. Such an
+// overlap is excused, and listed apart, if the other member took the
+// partition over after the stop, the overlap ended within
+// [Options.ResumeBound] of the resume, and the other member's fencing
+// token is larger (events recorded with [Recorder.Record] carry the
+// tokens): a sink that refuses lower tokens refuses the stopped member's
+// writes.
 //
 // # Expected set
 //

@@ -12,9 +12,7 @@ import (
 // did not hold id, it now does, alongside any other holder.
 func (c *checker) hold(mi int, id int32, t time.Time) {
 	m := c.members[mi]
-	if n := len(c.parts) - len(m.hold); n > 0 {
-		m.hold = append(m.hold, make([]int32, n)...)
-	}
+	m.grow(len(c.parts))
 	m.hold[id]++
 	if m.hold[id] > 1 {
 		return
@@ -22,13 +20,29 @@ func (c *checker) hold(mi int, id int32, t time.Time) {
 	ps := &c.state[id]
 	for _, h := range ps.holders {
 		first := c.members[h]
+		first.grow(len(c.parts))
 		_, assigned := slices.BinarySearch(first.latest, id)
 		ps.open = append(ps.open, openOverlap{
-			Overlap: Overlap{Partition: c.parts[id], First: first.name, Second: m.name, From: t, Unacked: !assigned},
-			a:       h, b: mi,
+			Overlap: Overlap{
+				Partition: c.parts[id], First: first.name, Second: m.name, From: t, Unacked: !assigned,
+				FirstSince: first.since[id], SecondSince: m.since[id],
+				FirstToken: first.tokens[id], SecondToken: m.tokens[id],
+			},
+			a: h, b: mi,
 		})
 	}
 	ps.holders = append(ps.holders, mi)
+}
+
+// grow makes m's slices by pid cover n partitions.
+func (m *memberState) grow(n int) {
+	if k := n - len(m.hold); k > 0 {
+		m.hold = append(m.hold, make([]int32, k)...)
+	}
+	if k := n - len(m.since); k > 0 {
+		m.since = append(m.since, make([]time.Time, k)...)
+		m.tokens = append(m.tokens, make([]int64, k)...)
+	}
 }
 
 // unhold undoes one hold; when member mi no longer holds id, the double

@@ -67,6 +67,9 @@ type Event struct {
 	Members    []string
 	Assigned   []rebalance.Partition
 	Revoked    []rebalance.Partition
+	// Tokens are the fencing tokens of Assigned, in its order, for
+	// KindReceived; nil if not recorded.
+	Tokens []int64
 	// Expected is the partition set expected from now on, for
 	// KindExpected only.
 	Expected []rebalance.Partition
@@ -79,11 +82,15 @@ type Fault struct {
 }
 
 // History is what a [Recorder] saw: events ordered by time (ties in the
-// order they were recorded) and faults ordered by start. [Check] reads it;
-// tests may also build one by hand.
+// order they were recorded), faults ordered by start, pauses, writes of
+// the partition set and reads of it, each ordered by time. [Check] reads
+// it; tests may also build one by hand.
 type History struct {
-	Events []Event
-	Faults []Fault
+	Events    []Event
+	Faults    []Fault
+	Pauses    []Pause
+	SetWrites []SetWrite
+	SetReads  []SetRead
 }
 
 // Recorder collects the events of many members' consumers. It is safe for
@@ -93,10 +100,13 @@ type History struct {
 type Recorder struct {
 	now func() time.Time
 
-	mu     sync.Mutex
-	seq    int
-	events []Event
-	faults []Fault
+	mu        sync.Mutex
+	seq       int
+	events    []Event
+	faults    []Fault
+	pauses    []Pause
+	setWrites []SetWrite
+	setReads  []SetRead
 }
 
 // NewRecorder returns an empty Recorder that stamps events with now, or
@@ -124,6 +134,31 @@ func (r *Recorder) Received(member string, generation int64, members []string, a
 	r.seq++
 	e.Seq = r.seq
 	r.recordLocked(e)
+	return e.Seq
+}
+
+// Record records e as given, for a consumer that is not in this process
+// and stamps its own events (a member process on the same machine, whose
+// clock is this one's): a zero Time is stamped now. A KindReceived event
+// gets a new sequence number, which Record returns (e.Seq is ignored);
+// any other keeps e.Seq, which Record returns. The slices are copied.
+func (r *Recorder) Record(e Event) int {
+	e.Members = slices.Clone(e.Members)
+	e.Assigned = slices.Clone(e.Assigned)
+	e.Revoked = slices.Clone(e.Revoked)
+	e.Tokens = slices.Clone(e.Tokens)
+	e.Expected = slices.Clone(e.Expected)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e.Kind == KindReceived {
+		r.seq++
+		e.Seq = r.seq
+	}
+	at := e.Time
+	r.recordLocked(e)
+	if !at.IsZero() {
+		r.events[len(r.events)-1].Time = at
+	}
 	return e.Seq
 }
 
@@ -182,17 +217,53 @@ func (r *Recorder) Fault(kind string, start, end time.Time) {
 	r.faults = append(r.faults, Fault{Kind: kind, Start: start, End: end})
 }
 
+// Paused records that p.Member's process was stopped from p.From to p.To;
+// see [Pause].
+func (r *Recorder) Paused(p Pause) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pauses = append(r.pauses, p)
+}
+
+// SetWrite records one write of the partition set, once it has returned;
+// see [SetWrite]. The slice is copied.
+func (r *Recorder) SetWrite(w SetWrite) {
+	w.Partitions = slices.Clone(w.Partitions)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.setWrites = append(r.setWrites, w)
+}
+
+// SetRead records a read of the partition set; see [SetRead] and
+// [Check]. The slice is copied.
+func (r *Recorder) SetRead(read SetRead) {
+	read.Set = slices.Clone(read.Set)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.setReads = append(r.setReads, read)
+}
+
 // History returns a copy of what was recorded so far: events ordered by
-// time, ties in recording order, and faults ordered by start. The copied
+// time, ties in recording order, faults ordered by start, and pauses,
+// set writes (by invocation) and set reads ordered by time. The copied
 // events share their slices with the Recorder; nobody modifies them.
 func (r *Recorder) History() History {
 	r.mu.Lock()
-	h := History{Events: slices.Clone(r.events), Faults: slices.Clone(r.faults)}
+	h := History{
+		Events:    slices.Clone(r.events),
+		Faults:    slices.Clone(r.faults),
+		Pauses:    slices.Clone(r.pauses),
+		SetWrites: slices.Clone(r.setWrites),
+		SetReads:  slices.Clone(r.setReads),
+	}
 	r.mu.Unlock()
 	slices.SortStableFunc(h.Events, func(a, b Event) int { return a.Time.Compare(b.Time) })
 	slices.SortStableFunc(h.Faults, func(a, b Fault) int {
 		return cmp.Or(a.Start.Compare(b.Start), a.End.Compare(b.End))
 	})
+	slices.SortStableFunc(h.Pauses, func(a, b Pause) int { return a.From.Compare(b.From) })
+	slices.SortStableFunc(h.SetWrites, func(a, b SetWrite) int { return a.Invoked.Compare(b.Invoked) })
+	slices.SortStableFunc(h.SetReads, func(a, b SetRead) int { return a.Invoked.Compare(b.Invoked) })
 	return h
 }
 

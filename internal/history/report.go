@@ -23,6 +23,8 @@ type Report struct {
 	Start, End time.Time     // of the first and last events
 	FaultsEnd  time.Time     // as used: Options.FaultsEnd or the latest fault's end
 	Deadline   time.Duration // Options.Deadline
+	// ResumeBound is Options.ResumeBound.
+	ResumeBound time.Duration
 
 	// DoubleOwnerships breaks (a): every stretch during which two members
 	// held one partition, ordered by start.
@@ -56,6 +58,18 @@ type Report struct {
 	FaultsByKind map[string]int
 	Recoveries   []Recovery
 
+	// Excused are the overlaps that are no double ownership because one
+	// member was stopped past its session's end (see [Pause]).
+	Excused []Overlap
+	// Resumes are what each member stopped past its lease did once
+	// resumed; one that did not revoke everything in time (Late) breaks
+	// (e).
+	Resumes []Resume
+	// SetWrites and SetReads count the writes and reads of the partition
+	// set checked for (d); LostWrites breaks it.
+	SetWrites, SetReads int
+	LostWrites          []LostWrite
+
 	// Anomalies are events the model cannot make sense of: an Ack of an
 	// Update the member never received, a reused sequence number,
 	// Revoked not being what Assigned lost since the previous Update, or
@@ -78,6 +92,15 @@ type Overlap struct {
 	// partition; First held it only because it had not acknowledged the
 	// revocation yet.
 	Unacked bool
+	// FirstSince and SecondSince are when each last began to own the
+	// partition (took an Update newly assigning it), and FirstToken and
+	// SecondToken their fencing tokens for it at From (0 if not
+	// recorded).
+	FirstSince, SecondSince time.Time
+	FirstToken, SecondToken int64
+	// Excused says why the overlap is not a double ownership (a member
+	// stopped past its session's end: see [Pause]); empty if it is one.
+	Excused string
 }
 
 // Duration is To - From.
@@ -90,6 +113,9 @@ func (o Overlap) describe(at func(time.Time) string) string {
 	why := "both assigned"
 	if o.Unacked {
 		why = "revocation not acked by " + o.First
+	}
+	if o.Excused != "" {
+		why += "; excused: " + o.Excused
 	}
 	return fmt.Sprintf("%s held by %s and %s from %s %s (%s)", o.Partition, o.First, o.Second, at(o.From), until(o.To, o.Open, at), why)
 }
@@ -126,8 +152,18 @@ type Recovery struct {
 // maxListed caps the violations of each kind that Err lists.
 const maxListed = 3
 
-// Err returns nil if (a), (b) and (c) hold and the history has no
-// anomalies, or else an error wrapping [ErrFailed] that counts the
+// late returns the Resumes that break (e).
+func (r Report) late() []Resume {
+	var out []Resume
+	for _, res := range r.Resumes {
+		if res.Late {
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+// Err returns nil if (a) to (e) hold and the history has no anomalies, or else an error wrapping [ErrFailed] that counts the
 // violations of each kind and lists the first few, with times relative to
 // the history's start.
 func (r Report) Err() error {
@@ -154,6 +190,9 @@ func (r Report) Err() error {
 	if !r.Converged {
 		fmt.Fprintf(&b, "\n(c) not converged: %s", r.Divergence)
 	}
+	list("(d) lost set writes", len(r.LostWrites), func(i int) string { return r.LostWrites[i].describe(at) })
+	late := r.late()
+	list(fmt.Sprintf("(e) members resumed past their lease that did not revoke everything within %s", duration(r.ResumeBound)), len(late), func(i int) string { return late[i].describe(at) })
 	list("anomalies", len(r.Anomalies), func(i int) string { return r.Anomalies[i] })
 	if b.Len() == 0 {
 		return nil
@@ -195,6 +234,13 @@ func (r Report) Markdown() string {
 		conv = "no: " + r.Divergence
 	}
 	row("(c) converged", conv)
+	if len(r.Excused) > 0 || len(r.Resumes) > 0 {
+		row("overlaps excused (member stopped past its session)", fmt.Sprint(len(r.Excused)))
+		row("(e) members stopped past their lease, late to revoke", fmt.Sprintf("%d of %d", len(r.late()), len(r.Resumes)))
+	}
+	if r.SetWrites > 0 || r.SetReads > 0 {
+		row("(d) lost set writes", fmt.Sprintf("%d (%d writes, %d reads)", len(r.LostWrites), r.SetWrites, r.SetReads))
+	}
 	row("anomalies", fmt.Sprint(len(r.Anomalies)))
 
 	if len(r.Recoveries) == 0 {

@@ -43,10 +43,12 @@ type Options struct {
 	SyncLimit int
 
 	// QuorumProxies puts a [Proxy] in every link between two members of an
-	// ensemble on which a follower talks to its leader (zoo.cfg's peer
-	// port; leader election talks directly), so that a test can cut one
-	// member off from the others with [Ensemble.BlackholeQuorum] while its
-	// clients still reach it. [StartServer] refuses it.
+	// ensemble: those on which a follower talks to its leader (zoo.cfg's
+	// peer port) and those of leader election (the election port), so
+	// that a test can cut one member off from the others with
+	// [Ensemble.BlackholeQuorum], [Ensemble.BlackholeElection] or
+	// [Ensemble.Isolate] while its clients still reach it. [StartServer]
+	// refuses it.
 	QuorumProxies bool
 
 	// Log, if not nil, also receives the servers' output (ZooKeeper's log at

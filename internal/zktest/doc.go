@@ -9,7 +9,13 @@
 //
 // A [Proxy] sits between a client and the servers and injects network
 // faults: [Proxy.Reset] aborts every connection, [Proxy.Blackhole] silently
-// drops all traffic. [FourLetter] sends ZooKeeper's four-letter admin words.
+// drops all traffic, [Proxy.Reject] resets the clients' ends while the
+// targets hear only silence. With [Options.QuorumProxies] an ensemble's
+// own links (quorum and leader election) pass through proxies too, so
+// that a member can be cut off from the others while its clients still
+// reach it: [Ensemble.BlackholeQuorum], [Ensemble.BlackholeElection],
+// [Ensemble.Isolate] and the one-sided [Ensemble.Reject]. [FourLetter]
+// sends ZooKeeper's four-letter admin words.
 //
 // The core API needs no [testing] package, so a demo program can use it. The
 // helpers [Standalone], [NewEnsemble] and [StartProxy] wrap it for tests:

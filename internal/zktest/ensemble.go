@@ -29,10 +29,11 @@ type Ensemble struct {
 	mu      sync.Mutex
 	members []*member // fixed length n
 	// proxies[i][j] carries member i's connections to member j's peer
-	// port, with [Options.QuorumProxies]; nil otherwise, and on the
-	// diagonal. Set by launch; closed by Close.
-	proxies [][]*Proxy
-	closed  bool
+	// port, and eproxies[i][j] those to its election port, with
+	// [Options.QuorumProxies]; nil otherwise, and on the diagonal. Set by
+	// launch; closed by Close.
+	proxies, eproxies [][]*Proxy
+	closed            bool
 }
 
 // member is one quorum peer. Its fields are guarded by Ensemble.mu; the

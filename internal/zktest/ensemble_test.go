@@ -187,3 +187,139 @@ func TestEnsembleQuorumBlackholeNeedsProxies(t *testing.T) {
 		t.Errorf("BlackholeQuorum without proxies = %v, want an error naming QuorumProxies", err)
 	}
 }
+
+// leaderCut is what isolateLeader measured, from the cut.
+type leaderCut struct {
+	elected    time.Duration // a new leader among the others
+	lastSync   time.Duration // the send time of the last sync the old leader answered
+	expired    time.Duration // the client's node gone, on the new leader
+	newLeader  int
+	oldLeader  int
+	syncsAfter bool // the old leader answered a sync sent after the new leader was elected
+}
+
+// isolateLeader cuts the leader off with cut, while a client connected to
+// it alone syncs every 20 ms, and measures what follows; it restores the
+// links and waits for the whole ensemble to serve again.
+func isolateLeader(t *testing.T, e *zktest.Ensemble, cut func(i int, on bool) error, timeout time.Duration) leaderCut {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	leader, err := e.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := e.Addrs()
+	var others []string
+	for i, a := range addrs {
+		if i != leader {
+			others = append(others, a)
+		}
+	}
+	c := connect(t, addrs[leader:leader+1], timeout)
+	obs := connect(t, others, 10*time.Second)
+	if _, err := c.Create("/isolated", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	synced := make(chan time.Time) // send times of the syncs answered
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			sent := time.Now()
+			if _, err := c.Sync("/"); err == nil {
+				select {
+				case synced <- sent:
+				case <-stop:
+					return
+				}
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond): // the client's pace
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+
+	at := time.Now()
+	if err := cut(leader, true); err != nil {
+		t.Fatal(err)
+	}
+	r := leaderCut{oldLeader: leader, newLeader: -1}
+	var lastSync, elected time.Time
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(30 * time.Second)
+	for r.expired == 0 {
+		select {
+		case s := <-synced:
+			lastSync = s
+			r.syncsAfter = r.syncsAfter || !elected.IsZero() && s.After(elected)
+			continue
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("after 30s: new leader %d elected at +%v, the client's node not gone", r.newLeader, r.elected)
+		}
+		if r.newLeader < 0 {
+			for i := range addrs {
+				if mode, _ := e.Mode(ctx, i); i != leader && mode == "leader" {
+					r.newLeader, elected, r.elected = i, time.Now(), time.Since(at)
+				}
+			}
+			continue
+		}
+		if ok, _, err := obs.Exists("/isolated"); err == nil && !ok {
+			r.expired = time.Since(at)
+		}
+	}
+	r.lastSync = lastSync.Sub(at)
+	if err := cut(leader, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.StartAll(ctx); err != nil { // all running: waits for all to serve
+		t.Fatal(err)
+	}
+	return r
+}
+
+// Isolating a leader (its quorum and election links silenced, its client
+// port open) lets the others elect a new leader after their syncLimit
+// timeout, which expires the sessions of the old leader's clients, while
+// the old leader answers its clients by itself until its own syncLimit
+// has passed. Restored, it rejoins as a follower.
+func TestEnsembleIsolateLeader(t *testing.T) {
+	t.Parallel()
+	const timeout = 2 * time.Second
+	e := zktest.NewEnsemble(t, 3, zktest.Options{QuorumProxies: true, SyncLimit: 2})
+	r := isolateLeader(t, e, e.Isolate, timeout)
+	t.Logf("leader %d isolated at 0 (tick 500ms, syncLimit 2): it answered a sync sent at +%v; member %d elected at +%v; the client's session (timeout %v) expired at +%v",
+		r.oldLeader, r.lastSync.Round(time.Millisecond), r.newLeader, r.elected.Round(time.Millisecond), timeout, r.expired.Round(time.Millisecond))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if mode, err := e.Mode(ctx, r.oldLeader); err != nil || mode != "follower" {
+		t.Errorf("the old leader after the isolation: %q, %v; want follower", mode, err)
+	}
+	if err := e.Isolate(3, true); err == nil {
+		t.Error("Isolate(3) on a 3-member ensemble: no error")
+	}
+}
+
+// With Reject, the leader's peers learn of the cut at once and elect a new
+// leader while the old one, hearing only silence, still answers its
+// client: a deposed leader.
+func TestEnsembleRejectLeader(t *testing.T) {
+	t.Parallel()
+	const timeout = 2 * time.Second
+	// A 1 s tick: the old leader answers for 1.5 to 3 ticks, well past
+	// the others' election.
+	e := zktest.NewEnsemble(t, 3, zktest.Options{TickTime: time.Second, QuorumProxies: true, SyncLimit: 2})
+	r := isolateLeader(t, e, e.Reject, timeout)
+	t.Logf("leader %d rejected at 0 (tick 1s, syncLimit 2): member %d elected at +%v; the old leader answered a sync sent at +%v; the client's session (timeout %v) expired at +%v",
+		r.oldLeader, r.newLeader, r.elected.Round(time.Millisecond), r.lastSync.Round(time.Millisecond), timeout, r.expired.Round(time.Millisecond))
+	if !r.syncsAfter {
+		t.Errorf("the old leader answered no sync sent after member %d was elected (+%v); its last was sent at +%v", r.newLeader, r.elected, r.lastSync)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -32,11 +33,16 @@ type Proxy struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // every goroutine the proxy started
+	opts   proxyOptions   // fixed
+	// sent is when bytes from a client were last forwarded to a target,
+	// in Unix nanoseconds; 0 if never.
+	sent atomic.Int64
 
 	mu        sync.Mutex
 	links     map[*link]struct{}
 	blackhole bool
 	dark      []bool // by target: black-holed by BlackholeTarget
+	rejected  []bool // by target: rejected by Reject or RejectTarget
 	closed    bool
 }
 
@@ -46,6 +52,9 @@ type link struct {
 	client net.Conn
 	server net.Conn // guarded by Proxy.mu; nil until dialled, and for a link accepted while black-holed
 	ended  bool     // guarded by Proxy.mu; both connections are closed
+	// rejected: guarded by Proxy.mu; Reject reset the client's end (the
+	// target's stays open until the rejection is lifted).
+	rejected bool
 	// blackholed makes the copy loops drop what they read. It is atomic
 	// because the loops check it for every read.
 	blackholed atomic.Bool
@@ -57,10 +66,36 @@ type link struct {
 // is reset. NewProxy starts the accepting goroutines at once; the caller
 // must Close the Proxy.
 func NewProxy(targets ...string) (*Proxy, error) {
+	return newProxy(proxyOptions{}, targets...)
+}
+
+// proxyOptions are what the ensemble's own proxies do beyond forwarding.
+type proxyOptions struct {
+	// greet, if not nil, reads the first message a client sends on a new
+	// connection and returns what to forward in its place (see
+	// electionGreeting).
+	greet func(r io.Reader) ([]byte, error)
+	// redial is how long to keep dialing a target that refuses the
+	// connection (every redialPause) before resetting the client's. A
+	// client that dials the target itself is refused at once and
+	// retries at its own pace; one that dials the proxy is accepted, and
+	// takes the reset that follows for a broken connection. A new leader
+	// opens its peer port a moment after its followers learn that it
+	// leads: refused by a proxy then, a follower gives up on the leader
+	// (ZooKeeper 3.8 does not retry a connection that broke), and the
+	// leader waits initLimit ticks for followers that do not come.
+	redial time.Duration
+}
+
+// redialPause is the pause between two dials of a target that refused.
+const redialPause = 20 * time.Millisecond
+
+// newProxy is NewProxy with options.
+func newProxy(opts proxyOptions, targets ...string) (*Proxy, error) {
 	if len(targets) == 0 {
 		return nil, errors.New("zktest: NewProxy: no targets")
 	}
-	p := &Proxy{targets: append([]string(nil), targets...), links: make(map[*link]struct{}), dark: make([]bool, len(targets))}
+	p := &Proxy{targets: append([]string(nil), targets...), links: make(map[*link]struct{}), dark: make([]bool, len(targets)), rejected: make([]bool, len(targets)), opts: opts}
 	for _, t := range targets {
 		ln, err := net.Listen("tcp", loopback+":0")
 		if err != nil {
@@ -90,17 +125,30 @@ func (p *Proxy) Addrs() []string {
 // Conns returns how many connections are open to each target, in the
 // order given to [NewProxy]: the server a client is talking to, when the
 // targets are an ensemble's members. A black-holed connection counts until
-// the black hole is lifted. Conns is safe for concurrent use.
+// the black hole is lifted; a rejected one does not (its client's end is
+// gone). Conns is safe for concurrent use.
 func (p *Proxy) Conns() []int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := make([]int, len(p.targets))
 	for l := range p.links {
-		if !l.ended {
+		if !l.ended && !l.rejected {
 			n[l.target]++
 		}
 	}
 	return n
+}
+
+// LastSent returns when the proxy last forwarded bytes from a client to a
+// target, or the zero time if it never has. A ZooKeeper server touches a
+// session whenever it receives from the session's client, so the
+// session cannot expire before LastSent plus its timeout (with a client
+// that has only this proxy). LastSent is safe for concurrent use.
+func (p *Proxy) LastSent() time.Time {
+	if n := p.sent.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
 }
 
 // Reset aborts every open connection at once, in both directions, with a
@@ -155,20 +203,63 @@ func (p *Proxy) BlackholeTarget(i int, on bool) {
 	p.applyLocked()
 }
 
-// applyLocked black-holes the links the black holes now cover, and resets
-// those they no longer do.
+// Reject turns a one-sided cut on or off: a firewall in front of the
+// targets that rejects what clients send and drops what the targets send.
+//
+// While it is on, the client's end of every open connection is reset
+// (RST) at once, and so is every new connection as soon as it is
+// accepted: clients learn of the cut at once. The target's end of an
+// open connection stays open and hears nothing more, as with
+// [Proxy.Blackhole]: the target notices only through its own timeouts.
+// Turning it off resets the targets' ends it kept open, unless a black
+// hole still covers them. Reject is safe for concurrent use.
+func (p *Proxy) Reject(on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	for i := range p.rejected {
+		p.rejected[i] = on
+	}
+	p.applyLocked()
+}
+
+// RejectTarget turns the one-sided cut of [Proxy.Reject] on or off for
+// the connections to target i alone (in the order given to [NewProxy]):
+// a client is then refused that target at once, and moves on to the
+// others.
+func (p *Proxy) RejectTarget(i int, on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	p.rejected[i] = on
+	p.applyLocked()
+}
+
+// applyLocked black-holes the links the black holes now cover, resets the
+// clients' ends of those Reject covers, and resets the links none covers
+// any longer.
 func (p *Proxy) applyLocked() {
 	for l := range p.links {
 		switch on := p.darkLocked(l.target); {
 		case on:
 			l.blackholed.Store(true)
+			if p.rejected[l.target] && !l.rejected {
+				l.rejected = true
+				abort(l.client) // the pumps see it fail, and leave the server's end alone
+			}
 		case l.blackholed.Load():
 			p.endLocked(l, true)
 		}
 	}
 }
 
-func (p *Proxy) darkLocked(target int) bool { return p.blackhole || p.dark[target] }
+func (p *Proxy) darkLocked(target int) bool {
+	return p.blackhole || p.dark[target] || p.rejected[target]
+}
 
 // Close stops listening, resets every connection and waits for every
 // goroutine the proxy started to return. Later calls do nothing and
@@ -221,6 +312,11 @@ func (p *Proxy) accept(ln net.Listener, target int) {
 			abort(c)
 			continue // the listener is closed: Accept fails next
 		}
+		if p.rejected[target] {
+			p.mu.Unlock()
+			abort(c)
+			continue
+		}
 		l := &link{client: c, target: target}
 		l.blackholed.Store(p.darkLocked(target))
 		p.links[l] = struct{}{}
@@ -243,11 +339,10 @@ func (p *Proxy) handle(l *link, target string) {
 
 	if l.blackholed.Load() {
 		// Accepted while black-holed: never connected; drop what comes.
-		_ = pump(l, l.client, io.Discard)
+		_ = pump(l, l.client, io.Discard, nil)
 		return
 	}
-	d := net.Dialer{Timeout: proxyDialTimeout}
-	server, err := d.DialContext(p.ctx, "tcp", target)
+	server, err := p.dial(target)
 	if err != nil {
 		return // the deferred end resets the client
 	}
@@ -260,15 +355,45 @@ func (p *Proxy) handle(l *link, target string) {
 	l.server = server
 	p.mu.Unlock()
 
+	if p.opts.greet != nil {
+		first, err := p.opts.greet(l.client)
+		if err != nil {
+			return // the deferred end resets both
+		}
+		if !l.blackholed.Load() {
+			if _, err := server.Write(first); err != nil {
+				return
+			}
+			p.sent.Store(time.Now().UnixNano())
+		}
+	}
 	done := make(chan struct{}) // closed when the server-to-client copier returns
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
 		defer close(done)
-		p.finish(l, server, pump(l, server, l.client))
+		p.finish(l, server, pump(l, server, l.client, nil))
 	}()
-	p.finish(l, l.client, pump(l, l.client, server))
+	p.finish(l, l.client, pump(l, l.client, server, &p.sent))
 	<-done
+}
+
+// dial connects to target, dialing again for up to opts.redial while it
+// refuses.
+func (p *Proxy) dial(target string) (net.Conn, error) {
+	d := net.Dialer{Timeout: proxyDialTimeout}
+	giveUp := time.Now().Add(p.opts.redial)
+	for {
+		c, err := d.DialContext(p.ctx, "tcp", target)
+		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || time.Now().After(giveUp) {
+			return c, err
+		}
+		select {
+		case <-p.ctx.Done():
+			return nil, err
+		case <-time.After(redialPause):
+		}
+	}
 }
 
 // finish is called when reading from src ended with err. Normally it ends
@@ -287,15 +412,18 @@ func (p *Proxy) finish(l *link, src net.Conn, err error) {
 }
 
 // pump copies from src to dst until reading fails, dropping what it reads
-// while l is black-holed. It returns the error that ended it (io.EOF for a
+// while l is black-holed, and stamps sent (if not nil) after each write. It returns the error that ended it (io.EOF for a
 // clean close by src).
-func pump(l *link, src net.Conn, dst io.Writer) error {
+func pump(l *link, src net.Conn, dst io.Writer, sent *atomic.Int64) error {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 && !l.blackholed.Load() {
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return werr
+			}
+			if sent != nil {
+				sent.Store(time.Now().UnixNano())
 			}
 		}
 		if err != nil {

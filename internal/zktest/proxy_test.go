@@ -311,3 +311,143 @@ func TestProxyClose(t *testing.T) {
 		t.Error("NewProxy() with no targets: no error")
 	}
 }
+
+// Reject resets the client's end at once and keeps the target's end open
+// but silent; lifted, it resets the target's end.
+func TestProxyReject(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	accepted := make(chan net.Conn, 2)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	p := zktest.StartProxy(t, ln.Addr().String())
+	client := dial(t, p.Addrs()[0])
+	if _, err := io.WriteString(client, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	var target net.Conn
+	select {
+	case target = <-accepted:
+		t.Cleanup(func() { target.Close() })
+	case <-time.After(5 * time.Second):
+		t.Fatal("the target accepted nothing")
+	}
+	buf := make([]byte, 5)
+	target.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadFull(target, buf); err != nil || string(buf) != "hello" {
+		t.Fatalf("target read %q, %v; want hello", buf, err)
+	}
+
+	p.Reject(true)
+	if err := readErr(client, 5*time.Second); !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("client's read after Reject: %v, want ECONNRESET", err)
+	}
+	if _, err := io.WriteString(target, "lost"); err != nil {
+		t.Fatal(err)
+	}
+	if err := readErr(target, 200*time.Millisecond); !isTimeout(err) {
+		t.Errorf("target's read after Reject: %v, want a timeout (silence)", err)
+	}
+	// A new connection is reset as soon as it is accepted; the reset can
+	// come before the dial returns, or after.
+	c, err := net.DialTimeout("tcp", p.Addrs()[0], 5*time.Second)
+	if err == nil {
+		defer c.Close()
+		err = readErr(c, 5*time.Second)
+	}
+	if !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("a connection made while rejected: %v, want ECONNRESET", err)
+	}
+
+	p.Reject(false)
+	if err := readErr(target, 5*time.Second); !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("target's read after Reject is lifted: %v, want ECONNRESET", err)
+	}
+	fresh := dial(t, p.Addrs()[0])
+	if _, err := io.WriteString(fresh, "after"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c := <-accepted:
+		c.Close()
+	case <-time.After(5 * time.Second):
+		t.Error("a connection made after Reject was lifted did not reach the target")
+	}
+}
+
+// LastSent moves with what clients send, not with what targets answer.
+func TestProxyLastSent(t *testing.T) {
+	t.Parallel()
+	e := startEcho(t)
+	p := zktest.StartProxy(t, e.ln.Addr().String())
+	if got := p.LastSent(); !got.IsZero() {
+		t.Errorf("LastSent before any connection = %v, want zero", got)
+	}
+	c := dial(t, p.Addrs()[0])
+	before := time.Now()
+	if err := roundTrip(c, "ping"); err != nil {
+		t.Fatal(err)
+	}
+	after := time.Now()
+	if got := p.LastSent(); got.Before(before) || got.After(after) {
+		t.Errorf("LastSent = %v, want between %v and %v", got, before, after)
+	}
+	p.Blackhole(true)
+	sent := p.LastSent()
+	if _, err := io.WriteString(c, "dropped"); err != nil {
+		t.Fatal(err)
+	}
+	if err := readErr(c, 100*time.Millisecond); !isTimeout(err) {
+		t.Fatalf("read while black-holed: %v", err)
+	}
+	if got := p.LastSent(); !got.Equal(sent) {
+		t.Errorf("LastSent moved to %v while black-holed, want %v still", got, sent)
+	}
+}
+
+// RejectTarget refuses one target's connections at once and leaves the
+// others alone.
+func TestProxyRejectTarget(t *testing.T) {
+	t.Parallel()
+	e1, e2 := startEcho(t), startEcho(t)
+	p := zktest.StartProxy(t, e1.ln.Addr().String(), e2.ln.Addr().String())
+	a, b := dial(t, p.Addrs()[0]), dial(t, p.Addrs()[1])
+	for _, c := range []net.Conn{a, b} {
+		if err := roundTrip(c, "before"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.RejectTarget(1, true)
+	if err := readErr(b, 5*time.Second); !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("read from the rejected target: %v, want ECONNRESET", err)
+	}
+	if got := p.Conns(); !slices.Equal(got, []int{1, 0}) {
+		t.Errorf("Conns() with target 1 rejected = %v, want [1 0]", got)
+	}
+	if err := roundTrip(a, "through"); err != nil {
+		t.Errorf("to the other target while one is rejected: %v", err)
+	}
+	c, err := net.DialTimeout("tcp", p.Addrs()[1], 5*time.Second)
+	if err == nil {
+		defer c.Close()
+		err = readErr(c, 5*time.Second)
+	}
+	if !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("a connection to the rejected target: %v, want ECONNRESET", err)
+	}
+	p.RejectTarget(1, false)
+	if err := roundTrip(dial(t, p.Addrs()[1]), "after"); err != nil {
+		t.Errorf("new connection after the rejection: %v", err)
+	}
+}
