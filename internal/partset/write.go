@@ -20,6 +20,7 @@ type writer interface {
 	Get(path string) ([]byte, *zk.Stat, error)
 	Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error)
 	Multi(ops ...any) ([]zk.MultiResponse, error)
+	Sync(path string) (string, error)
 }
 
 // maxAttempts bounds how often one change is retried because other members
@@ -63,6 +64,23 @@ var ErrContended = errors.New("partitions: too much contention")
 func write(c writer, paths zkpath.Group, acl []zk.ACL, remove bool, ids map[string][]int32) error {
 	if len(acl) == 0 {
 		acl = zk.WorldACL(zk.PermAll)
+	}
+	// A server answers reads from its own copy, which may lag behind the
+	// leader: a change planned on a lagging read that finds nothing to do
+	// (the IDs to add are there, those to remove are not) writes nothing,
+	// and so is not conditioned on anything, while a write it has not
+	// seen may have undone that already: an add or a remove that returned
+	// OK and never took effect (the chaos test's set writers found it,
+	// with a removal that emptied a topic answered in 4 ms, w:1 present
+	// after it although its add had returned before the removal began).
+	// A sync first makes every read of the change at least as new as the
+	// leader's state when the change began, so a topic found with nothing
+	// to do had nothing to do at some moment within the change. Topics
+	// that are written are conditioned on their versions anyway; a
+	// failed compare-and-set is answered after the write that beat it, so
+	// the reads of a retry see that write without another sync.
+	if _, err := c.Sync(paths.Partitions()); err != nil {
+		return fmt.Errorf("sync before reading %s: %w", paths.Partitions(), err)
 	}
 	w := &topicWrite{c: c, paths: paths, acl: acl, remove: remove, ids: ids}
 	topics := slices.Sorted(maps.Keys(ids))

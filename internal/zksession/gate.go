@@ -204,6 +204,15 @@ func (g *gatedConn) Delete(path string, version int32) error {
 	return g.c.Delete(path, version)
 }
 
+func (g *gatedConn) Sync(path string) (string, error) {
+	session, err := g.enter()
+	if err != nil {
+		return "", err
+	}
+	defer g.exit(session)
+	return g.c.Sync(path)
+}
+
 func (g *gatedConn) Multi(ops ...any) ([]zk.MultiResponse, error) {
 	session, err := g.enter()
 	if err != nil {

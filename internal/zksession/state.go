@@ -30,6 +30,9 @@ type Conn interface {
 	Set(path string, data []byte, version int32) (*zk.Stat, error)
 	Delete(path string, version int32) error
 	Multi(ops ...any) ([]zk.MultiResponse, error)
+	// Sync makes the reads sent after it see at least what the
+	// ensemble's leader had committed when it handled the sync.
+	Sync(path string) (string, error)
 	SessionID() int64
 }
 
