@@ -134,12 +134,14 @@ type Config struct {
 	// Logger receives the allocator's logs; default slog.Default().
 	Logger *slog.Logger
 	// Metrics, if set, is called with counts of what happened (hand-offs,
-	// strategy runs, reconnections; see [Event]), for a metrics system
-	// such as Prometheus (the adapter github.com/zkalloc/zkalloc/metrics/prometheus).
-	// It is called from one goroutine of its own, never from the
-	// allocator's loops: a slow Metrics delays nothing but its own calls,
-	// whose Events then come coalesced. The last call is made before Close
-	// returns. [Allocator.Stats] gives the gauges.
+	// strategy runs, reconnections; see [Event]), for an event sink of
+	// your own. It is called from one goroutine of its own, never from
+	// the allocator's loops: a slow Metrics delays nothing but its own
+	// calls, whose Events then come coalesced. The last call is made
+	// before Close returns. [Allocator.Stats] has the same counters and
+	// the gauges; a metrics system that scrapes can read it instead, as
+	// the Prometheus adapter (github.com/zkalloc/zkalloc/metrics/prometheus)
+	// does: it does not need Metrics.
 	Metrics func(Event)
 
 	// Auth holds the identities given to ZooKeeper on every connection,

@@ -1,0 +1,173 @@
+package prometheus_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	prom "github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/zkalloc/zkalloc"
+	"github.com/zkalloc/zkalloc/internal/zktest"
+	zkprom "github.com/zkalloc/zkalloc/metrics/prometheus"
+)
+
+const testTimeout = 30 * time.Second
+
+// start starts a member whose consumer acks every Update; it is closed
+// when the test ends.
+func start(t *testing.T, cfg zkalloc.Config) *zkalloc.Allocator {
+	t.Helper()
+	a, err := zkalloc.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for u := range a.Updates() {
+			u.Ack()
+		}
+	}()
+	t.Cleanup(func() { a.Close(); <-done })
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// values maps each series of fams, written name{label="value",...} with
+// the labels in the order gathered (sorted by name), to its value.
+func values(fams []*dto.MetricFamily) map[string]float64 {
+	out := map[string]float64{}
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+			}
+			key := f.GetName()
+			if len(labels) > 0 {
+				key += "{" + strings.Join(labels, ",") + "}"
+			}
+			if f.GetType() == dto.MetricType_COUNTER {
+				out[key] = m.GetCounter().GetValue()
+			} else {
+				out[key] = m.GetGauge().GetValue()
+			}
+		}
+	}
+	return out
+}
+
+// want is what values should give for a scrape of s, labelled
+// group="g", member=member.
+func want(s zkalloc.Stats, member string) map[string]float64 {
+	labels := func(more string) string { return `{group="g",member="` + member + `"` + more + "}" }
+	out := map[string]float64{
+		"zkalloc_reconnects_total" + labels(""):       float64(s.Reconnects),
+		"zkalloc_computes_total" + labels(""):         float64(s.Computes),
+		"zkalloc_handoffs_started_total" + labels(""): float64(s.HandoffsStarted),
+		"zkalloc_handoffs_done_total" + labels(""):    float64(s.HandoffsDone),
+		"zkalloc_release_timeouts_total" + labels(""): float64(s.ReleaseTimeouts),
+		"zkalloc_strategy_errors_total" + labels(""):  float64(s.StrategyErrors),
+		"zkalloc_generation" + labels(""):             float64(s.Generation),
+		"zkalloc_members" + labels(""):                float64(s.Members),
+		"zkalloc_assigned" + labels(""):               float64(s.Assigned),
+		"zkalloc_pending" + labels(""):                float64(s.Pending),
+		"zkalloc_last_compute_seconds" + labels(""):   s.LastCompute.Seconds(),
+	}
+	for _, st := range []string{"connecting", "up", "suspended", "lost", "closed"} {
+		v := 0.0
+		if st == s.SessionState {
+			v = 1
+		}
+		out["zkalloc_session_state"+labels(`,state="`+st+`"`)] = v
+	}
+	return out
+}
+
+// noCounterDown fails t if a counter of next is below its value in prev.
+func noCounterDown(t *testing.T, prev, next map[string]float64) {
+	t.Helper()
+	for _, key := range slices.Sorted(maps.Keys(prev)) {
+		if strings.Contains(key, "_total{") && next[key] < prev[key] {
+			t.Fatalf("%s went down from %v to %v between scrapes", key, prev[key], next[key])
+		}
+	}
+}
+
+// TestCollector scrapes a member on a real ZooKeeper, with no
+// Config.Metrics, while it hands partitions to a second member and after
+// it closes: every scrape reports the member's Stats, and no counter
+// goes down.
+func TestCollector(t *testing.T) {
+	srv := zktest.Standalone(t, zktest.Options{})
+	cfg := zkalloc.Config{
+		Servers: []string{srv.Addr()}, Group: "g", Member: "a",
+		Partitions: map[string][]int32{"t": {0, 1, 2, 3, 4, 5}},
+		Logger:     slog.New(slog.DiscardHandler),
+	}
+	a := start(t, cfg)
+	reg := prom.NewPedanticRegistry()
+	reg.MustRegister(zkprom.NewCollector(a, prom.Labels{"group": "g", "member": "a"}))
+	scrape := func() map[string]float64 {
+		t.Helper()
+		fams, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return values(fams)
+	}
+
+	cfgB := cfg
+	cfgB.Member, cfgB.Partitions = "b", nil
+	start(t, cfgB)
+
+	// a hands partitions to b. Once it has, and a scrape falls between two
+	// equal Stats, that scrape reports them.
+	prev := scrape()
+	deadline := time.Now().Add(testTimeout)
+	for {
+		before := a.Stats()
+		got := scrape()
+		after := a.Stats()
+		noCounterDown(t, prev, got)
+		prev = got
+		problem := ""
+		switch {
+		case after.Members != 2 || after.Pending != 0 || after.HandoffsDone == 0 || after.SessionState != "up":
+			problem = fmt.Sprintf("stats %+v: no hand-off to b yet", after)
+		case before != after:
+			problem = fmt.Sprintf("stats changed during the scrape: %+v, then %+v", before, after)
+		case !maps.Equal(got, want(after, "a")):
+			problem = fmt.Sprintf("scrape %v, want %v (stats %+v)", got, want(after, "a"), after)
+		}
+		if problem == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(problem)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	// After Close, Stats stays as it is, and the collector still reports
+	// it, counters included.
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := scrape()
+	noCounterDown(t, prev, got)
+	if s := a.Stats(); !maps.Equal(got, want(s, "a")) {
+		t.Errorf("after Close: scrape %v, want %v (stats %+v)", got, want(s, "a"), s)
+	}
+}
