@@ -28,14 +28,9 @@ type holder struct {
 }
 
 // stuckAfter is the longest a hand-off between members that agree can
-// take, plus StuckMargin: the holder debounces (a burst is cut short at
-// settleFactor × Settle), its consumer receives the revocation and acks
-// (the holder gives up waiting at most undeliveredFactor × ReleaseTimeout
-// + ReleaseTimeout after its publication: see handoff), or its session
-// expires. That is the timeout the server granted, not the one asked
-// for: the server bounds it.
+// take (see LongestHandoff), plus StuckMargin.
 func (c *Core) stuckAfter() time.Duration {
-	return settleFactor*c.cfg.Settle + (undeliveredFactor+1)*c.cfg.ReleaseTimeout + c.st.Timeout + StuckMargin
+	return LongestHandoff(c.cfg.Settle, c.cfg.ReleaseTimeout, c.st.Timeout) + StuckMargin
 }
 
 // sampleHolders takes the holders the last Held names, unless they were
