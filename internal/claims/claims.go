@@ -556,10 +556,6 @@ func (c *Actor) report(sid int64) {
 	for i, p := range list {
 		tokens[i] = c.ours[p]
 	}
-	blocked := make([]decision.Blocked, 0, len(c.holders.m))
-	for p, w := range c.holders.m {
-		blocked = append(blocked, decision.Blocked{Partition: p, Session: w.session})
-	}
 	var vanished []rebalance.Partition
 	if len(c.vanished) > 0 {
 		vanished = slices.Collect(maps.Keys(c.vanished))
@@ -572,6 +568,5 @@ func (c *Actor) report(sid int64) {
 		Partitions: list,
 		Tokens:     tokens,
 		Vanished:   vanished,
-		Blocked:    blocked,
 	})
 }

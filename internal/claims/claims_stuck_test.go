@@ -13,7 +13,6 @@ import (
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/claims"
-	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
@@ -49,21 +48,6 @@ func waitTimers(t *testing.T, clock *actor.FakeClock, n int, what string) {
 	defer cancel()
 	if err := clock.WaitTimers(ctx, n); err != nil {
 		t.Fatalf("%s never armed", what)
-	}
-}
-
-// blockedBy is the condition "Held names exactly these holders".
-func blockedBy(want map[rebalance.Partition]int64) (string, func(decision.Held) bool) {
-	return "naming the holders", func(h decision.Held) bool {
-		if len(h.Blocked) != len(want) {
-			return false
-		}
-		for _, b := range h.Blocked {
-			if s, ok := want[b.Partition]; !ok || s != b.Session {
-				return false
-			}
-		}
-		return true
 	}
 }
 

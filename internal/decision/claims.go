@@ -35,14 +35,4 @@ type Held struct {
 	// record is released once the partition is no longer wanted, and only
 	// then can it be claimed again (by this member too).
 	Vanished []rebalance.Partition
-	// Blocked is every wanted claim found held by another session, with
-	// that session, in no order. It stands while attempts fail: a claim
-	// that cannot be looked at again keeps its last known holder.
-	Blocked []Blocked
-}
-
-// Blocked is a wanted claim held by another session.
-type Blocked struct {
-	Partition rebalance.Partition
-	Session   int64 // the claim's ephemeral owner
 }
