@@ -16,7 +16,7 @@
 // Debounce, hand-off (with its release bounds, from the consumer's
 // receipt of a revocation), DisconnectGrace, keeping partitions through a
 // blip (only those the claims report still holds), claims deleted from
-// outside (vanished.go), the seats of DepartureDelay (seats.go), the
+// outside (vanished.go), the seats of DepartureDelay (seats.go) and the
 // drain on Close (drain.go) all live here, and its tests feed it events
 // and look at what it asks, with no goroutine and no timer. (When a
 // wanted claim another member keeps has been held too long is the claims
@@ -25,8 +25,8 @@
 //
 // The package also defines what the core exchanges with the rest: the
 // one [Update] (zkalloc.Update is an alias of it), the [Acks] cell its
-// Ack reports to, the claims wanted and held ([Want], [Held],
-// [Blocked]), and the [Counters] the allocator's Stats are built from.
+// Ack reports to, the claims wanted and held ([Want], [Held]), and the
+// [Counters] the allocator's Stats are built from.
 //
 // The thin loop around the core is package zkalloc's (shell.go): it
 // takes the inputs from the actors, runs the strategy the core asks for
