@@ -114,6 +114,10 @@ func New(cfg Config) (*Allocator, error) {
 		Logger:   log,
 		Strategy: cfg.Strategy.Name(),
 		ACL:      cfg.ACL,
+		// With the granted session timeout, these bound a hand-off: a
+		// wanted claim held longer is warned of as stuck.
+		Settle:         cfg.Settle,
+		ReleaseTimeout: cfg.ReleaseTimeout,
 	})
 	reb := newShell(shellConfig{
 		core: decision.Config{
@@ -130,7 +134,6 @@ func New(cfg Config) (*Allocator, error) {
 		want:       owners.Want(),
 		held:       owners.Held(),
 		expire:     roster.Expire,
-		stuck:      owners.Stuck(),
 		logger:     log,
 	})
 	a := &Allocator{cfg: cfg, sess: sess, members: roster, set: set, reb: reb, done: make(chan struct{})}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc/actor"
-	"github.com/zkalloc/zkalloc/internal/claims"
 	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/internal/seam"
 	"github.com/zkalloc/zkalloc/membership"
@@ -16,8 +15,8 @@ import (
 	"github.com/zkalloc/zkalloc/session"
 )
 
-// shellConfig configures a [shell]. Every field but expire, stuck,
-// logger, clock and the observers is required.
+// shellConfig configures a [shell]. Every field but expire, logger,
+// clock and the observers is required.
 type shellConfig struct {
 	core     decision.Config // its Strategy is set from strategy's name
 	strategy rebalance.Strategy
@@ -31,10 +30,6 @@ type shellConfig struct {
 	// expire, with DepartureDelay, deletes the seats whose delay ran out
 	// (the members actor's Expire); it must not block.
 	expire func([]membership.Seat)
-	// stuck, if not nil, takes the core's reports of stuck claims to the
-	// claims actor, which logs who holds them.
-	stuck *claims.StuckBox
-
 	logger *slog.Logger
 	clock  actor.Clock
 
@@ -281,9 +276,6 @@ func (s *shell) apply(r decision.Ready) {
 	}
 	if r.Expire != nil && s.cfg.expire != nil {
 		s.cfg.expire(r.Expire)
-	}
-	if s.cfg.stuck != nil {
-		s.cfg.stuck.Put(r.Stuck...)
 	}
 	if r.Publish != nil {
 		u := *r.Publish

@@ -12,7 +12,6 @@ import (
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/actortest"
-	"github.com/zkalloc/zkalloc/internal/claims"
 	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
@@ -34,7 +33,6 @@ type harness struct {
 	parts   chan partitions.View
 	desired *actor.Latest[decision.Want]
 	held    *actor.Latest[decision.Held]
-	stuck   *claims.StuckBox
 	a       *shell
 	ctx     context.Context
 	last    Update // the last update next received
@@ -56,7 +54,6 @@ func newHarness(t *testing.T, name string, s rebalance.Strategy, opts options) *
 		parts:   make(chan partitions.View),
 		desired: actor.NewLatest[decision.Want](),
 		held:    actor.NewLatest[decision.Held](),
-		stuck:   claims.NewStuckBox(),
 	}
 	if opts.releaseTimeout == 0 {
 		opts.releaseTimeout = time.Minute
@@ -64,7 +61,7 @@ func newHarness(t *testing.T, name string, s rebalance.Strategy, opts options) *
 	h.a = newShell(shellConfig{
 		core:     decision.Config{Member: name, Settle: opts.settle, ReleaseTimeout: opts.releaseTimeout, DisconnectGrace: opts.grace},
 		strategy: s,
-		session:  h.session, members: h.members, partitions: h.parts, want: h.desired, held: h.held, stuck: h.stuck, clock: h.clock,
+		session:  h.session, members: h.members, partitions: h.parts, want: h.desired, held: h.held, clock: h.clock,
 	})
 	var deadlineCancel context.CancelFunc
 	h.ctx, deadlineCancel = context.WithTimeout(context.Background(), 10*time.Second)
@@ -465,38 +462,6 @@ func TestShellStuckStrategyHoldsUpNeitherRevocationNorClose(t *testing.T) {
 	h.session.Set(session.State{Status: session.Suspended, SessionID: 1, Reconnects: 1})
 	if u := h.next(); len(u.Assigned) != 0 || !slices.Equal(u.Revoked, actortest.Parts("t", 0, 1)) {
 		t.Fatalf("on suspend with the strategy stuck: %+v, want everything revoked", u)
-	}
-}
-
-// The core's reports of claims held too long by another session reach the
-// claims actor's box when the actor's timer says they are due.
-func TestShellPassesStuckReports(t *testing.T) {
-	t.Parallel()
-	const rt, granted = 5 * time.Second, 4 * time.Second
-	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true, releaseTimeout: rt})
-	h.session.Set(session.State{Status: session.Up, SessionID: 1, Reconnects: 1, Timeout: granted})
-	h.sendMembers(membership.View{Members: []string{"a"}, Zxid: 2, SessionID: 1, Reconnects: 1})
-	h.sendParts(partitions.View{Partitions: actortest.Parts("t", 0, 1), Zxid: 3, SessionID: 1, Reconnects: 1})
-	d := h.nextDesired()
-	t0, t1 := actortest.Parts("t", 0), actortest.Parts("t", 1)
-	h.held.Set(decision.Held{SessionID: 1, Reconnects: 1, Seq: d.Seq, Partitions: t1, Blocked: []decision.Blocked{{Partition: t0[0], Session: 7}}})
-	if u := h.next(); !slices.Equal(u.Assigned, t1) || !slices.Equal(u.Pending, t0) {
-		t.Fatalf("update %+v, want t:1 assigned and t:0 pending", u)
-	}
-	if err := h.clock.WaitTimers(h.ctx, 1); err != nil {
-		t.Fatal("the stuck report's wake-up was never armed")
-	}
-	// The longest hand-off: 3 × ReleaseTimeout (see decision's stuckAfter).
-	after := 3*rt + granted + decision.StuckMargin
-	h.clock.Advance(after)
-	select {
-	case <-h.stuck.Changed():
-	case <-h.ctx.Done():
-		t.Fatal("no stuck report")
-	}
-	want := []decision.Stuck{{Session: 7, Partitions: t0, HeldFor: after}}
-	if got := h.stuck.Take(); !reflect.DeepEqual(got, want) {
-		t.Errorf("reports %+v, want %+v", got, want)
 	}
 }
 

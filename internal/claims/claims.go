@@ -35,8 +35,15 @@ type Config struct {
 	// ACL is given to the nodes the actor creates; default world-all.
 	ACL []zk.ACL
 
+	// Settle and ReleaseTimeout are the member's (see [decision.Config]):
+	// with the session timeout the server granted, they bound how long a
+	// hand-off between members that agree takes. A wanted claim that
+	// another session holds for longer is stuck: the actor warns of it
+	// (see stuck.go).
+	Settle         time.Duration
+	ReleaseTimeout time.Duration
 	// Strategy is the name of this member's strategy, to compare with a
-	// stuck claim's holder's in the log (see [decision.Stuck]).
+	// stuck claim's holder's in the warning.
 	Strategy string
 	// CheckEvery is how often the claims held are checked for one deleted
 	// from outside (see [Actor]); 0 means the session timeout the server
@@ -96,15 +103,14 @@ type Config struct {
 // change of the group's claims, at most once a session timeout, and none
 // while nothing changes.
 //
-// Held names the session holding each wanted claim it waits for; when
-// the member's core finds one held for longer than a hand-off can take,
-// it asks through [Actor.Stuck] for the holder to be looked up and
-// logged (see logStuck).
+// The actor times each wanted claim it waits for, held by another
+// session; one held for longer than a hand-off can take is stuck, and
+// the actor warns of it once for each holding session, with who holds it
+// (see stuck.go and logStuck).
 type Actor struct {
 	cfg Config
 	in  *actor.Latest[decision.Want]
 	out *actor.Latest[decision.Held]
-	box *StuckBox
 
 	// Owned by Run.
 	loop       *ioloop.Loop       // the session state and the retries
@@ -115,11 +121,13 @@ type Actor struct {
 	verify     bool                             // held claims must be checked after a reconnection
 	waiting    map[rebalance.Partition]bool     // watched, held by another session; kept when unwanted, so wanting it again needs no new watch
 	watches    *zkwatch.Set
-	dirty      bool                          // something to do or to report
-	holders    map[rebalance.Partition]int64 // wanted claims found held by another session: its ID
-	checkTimer actor.Timer                   // fires when the claims are due to be checked
-	checkDue   bool                          // the owners node is to be looked at
-	cversion   int32                         // the owners node's Cversion when last looked at; valid if seen
+	dirty      bool        // something to do or to report
+	holders    waits       // wanted claims found held by another session: by which, since when (see stuck.go)
+	stuckTimer actor.Timer // fires at stuckAt
+	stuckAt    time.Time   // when holders next has a warning due; zero if stuckTimer is stopped
+	checkTimer actor.Timer // fires when the claims are due to be checked
+	checkDue   bool        // the owners node is to be looked at
+	cversion   int32       // the owners node's Cversion when last looked at; valid if seen
 	seen       bool
 	groups     groups                        // claims that wait on another's watch (see claims_group.go)
 	vanished   map[rebalance.Partition]int32 // claims of this session deleted from outside while its hold record stands: the record's version (see holds.go)
@@ -162,8 +170,8 @@ func New(cfg Config) *Actor {
 		unsure:     make(map[rebalance.Partition]struct{}),
 		waiting:    make(map[rebalance.Partition]bool),
 		watches:    zkwatch.New(),
-		box:        NewStuckBox(),
-		holders:    make(map[rebalance.Partition]int64),
+		holders:    newWaits(),
+		stuckTimer: actor.StoppedTimer(cfg.Clock),
 		checkTimer: actor.StoppedTimer(cfg.Clock),
 		groups:     newGroups(cfg.Clock),
 		vanished:   make(map[rebalance.Partition]int32),
@@ -185,15 +193,12 @@ func (c *Actor) Want() *actor.Latest[decision.Want] { return c.in }
 // member's loop takes from it. Safe for concurrent use.
 func (c *Actor) Held() *actor.Latest[decision.Held] { return c.out }
 
-// Stuck is where the actor takes the reports of stuck claims to log
-// from: the member's loop puts them. Safe for concurrent use.
-func (c *Actor) Stuck() *StuckBox { return c.box }
-
 // Run keeps the claims until ctx is cancelled, and returns nil then. The
 // claims themselves go with the session when it is closed.
 func (c *Actor) Run(ctx context.Context) error {
 	defer c.watches.Close()
 	defer c.checkTimer.Stop()
+	defer c.stuckTimer.Stop()
 	defer c.groups.timer.Stop()
 	defer c.loop.Stop()
 	for {
@@ -202,6 +207,7 @@ func (c *Actor) Run(ctx context.Context) error {
 				return err
 			}
 		}
+		c.armStuck()
 		select {
 		case <-ctx.Done():
 			return nil
@@ -222,10 +228,9 @@ func (c *Actor) Run(ctx context.Context) error {
 		case <-c.checkTimer.C():
 			c.checkDue, c.dirty = true, true
 			c.armCheck()
-		case <-c.box.Changed():
-			for _, s := range c.box.Take() {
-				c.logStuck(s)
-			}
+		case <-c.stuckTimer.C():
+			c.stuckAt = time.Time{}
+			c.warnStuck()
 		case <-c.groups.timer.C():
 			c.ungroupOld()
 		}
@@ -236,6 +241,7 @@ func (c *Actor) Run(ctx context.Context) error {
 // a new connection.
 func (c *Actor) onSession(fresh bool) {
 	st := c.loop.State()
+	c.holders.setSession(st.Status == session.Up, stuckAfter(c.cfg.Settle, c.cfg.ReleaseTimeout, st.Timeout))
 	switch st.Status {
 	case session.Up:
 		if _, seen := c.sessions[st.SessionID]; !seen {
@@ -245,6 +251,8 @@ func (c *Actor) onSession(fresh bool) {
 			// takes their partitions, this member too, replaces them.
 			clear(c.vanished)
 			c.baseOK = false
+			// And what it waited for: the next attempt looks again.
+			c.holders.clear()
 			// Keep c.unsure, though the session layer fences off what
 			// the client still held of the old session: should a create
 			// of the old session ever run in this one, the next attempt
@@ -339,11 +347,7 @@ func (c *Actor) work() error {
 			acquire = append(acquire, p)
 		}
 	}
-	for p := range c.holders {
-		if !want[p] {
-			delete(c.holders, p)
-		}
-	}
+	c.holders.keep(func(p rebalance.Partition) bool { return want[p] })
 	// Releases first: a member often gives partitions up and takes others
 	// in one change, and the others wait for what it gives up. A claim that
 	// fails holds up neither the others nor the report of what is held: it
@@ -455,6 +459,7 @@ const (
 // recording every success.
 func (c *Actor) apply(ps []rebalance.Partition, results []outcome) error {
 	var first error
+	now := c.cfg.Clock.Now()
 	for i, p := range ps {
 		r := results[i]
 		if r.err != nil {
@@ -471,12 +476,12 @@ func (c *Actor) apply(ps []rebalance.Partition, results []outcome) error {
 		switch r.state {
 		case stateHeld:
 			c.ours[p] = r.token
-			delete(c.holders, p)
+			c.holders.gone(p)
 		case stateWaiting:
 			delete(c.ours, p)
 			c.waiting[p] = true
 			c.watches.Add(p.String(), r.watch)
-			c.holders[p] = r.holder
+			c.holders.held(p, r.holder, now)
 			if r.life != nil {
 				c.waitSession(p, r.holder, r.life)
 			}
@@ -486,11 +491,11 @@ func (c *Actor) apply(ps []rebalance.Partition, results []outcome) error {
 			c.groups.add(r.behind, p)
 		case stateVanished:
 			delete(c.ours, p)
-			delete(c.holders, p)
+			c.holders.gone(p)
 			c.vanished[p] = r.version
 		default:
 			delete(c.ours, p)
-			delete(c.holders, p)
+			c.holders.gone(p)
 		}
 	}
 	return first
@@ -551,10 +556,6 @@ func (c *Actor) report(sid int64) {
 	for i, p := range list {
 		tokens[i] = c.ours[p]
 	}
-	blocked := make([]decision.Blocked, 0, len(c.holders))
-	for p, s := range c.holders {
-		blocked = append(blocked, decision.Blocked{Partition: p, Session: s})
-	}
 	var vanished []rebalance.Partition
 	if len(c.vanished) > 0 {
 		vanished = slices.Collect(maps.Keys(c.vanished))
@@ -567,6 +568,5 @@ func (c *Actor) report(sid int64) {
 		Partitions: list,
 		Tokens:     tokens,
 		Vanished:   vanished,
-		Blocked:    blocked,
 	})
 }

@@ -84,7 +84,7 @@ func TestClaimsDeletedClaimVanishes(t *testing.T) {
 // this one notices is no longer held: Held drops it and reports it
 // Vanished, and the member revokes the partition at once. The other's
 // claim is left alone. Once given up, the partition's record is released;
-// wanted again, it waits for the other's claim, naming its holder.
+// wanted again, it waits for the other's claim, on its watch.
 func TestClaimsDeletedClaimTakenByAnother(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
@@ -112,7 +112,7 @@ func TestClaimsDeletedClaimTakenByAnother(t *testing.T) {
 	zktest.WaitGone(t, obs.Conn, holdPath(ts[0]), claimWait)
 	d = a.want(ts...)
 	a.waitHeld(holds(d, ts[1:]))
-	a.waitHeld(blockedBy(map[rebalance.Partition]int64{ts[0]: obs.SessionID}))
+	waitWatching(t, srv.Addr(), claimPath(ts[0]), a.st.SessionID)
 	checkClaim(t, obs.Conn, ts[0], obs.SessionID, "other")
 }
 

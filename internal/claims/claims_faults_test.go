@@ -129,10 +129,10 @@ func TestClaimsRetryDelayEndsOnReconnection(t *testing.T) {
 	})
 }
 
-// A claim that keeps failing does not silence the report of claims held
+// A claim that keeps failing does not silence the warning of claims held
 // too long by another member: attempts keep failing, but the holders they
-// recorded stand in Held, and a report is logged. (Before, only a
-// successful attempt armed the report.)
+// found stand, and the warning is logged. (Before, only a successful
+// attempt armed it.)
 func TestClaimsReportStuckWhileAnotherClaimFails(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
@@ -153,16 +153,15 @@ func TestClaimsReportStuckWhileAnotherClaimFails(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	clock := actor.NewFakeClock(time.Now())
 	logs := actortest.NewLogs()
 	a := startClaimerWith(t, servers, "a", 4*time.Second, func(conn zksession.Conn) zksession.Conn {
 		return refusingConn{Conn: conn, refuse: func(p string) bool { return p == claimPath(t1) }}
-	}, func(cfg *claims.Config) {
-		cfg.Logger, cfg.Strategy = slog.New(logs), "balanced"
-	})
+	}, stuckConfig(clock, logs))
 	d := a.want(t0, t1, t2)
 	a.waitHeld(holds(d, []rebalance.Partition{t2}))
-	a.waitHeld(blockedBy(map[rebalance.Partition]int64{t0: other.SessionID}))
-	a.stuck.Put(decision.Stuck{Session: other.SessionID, Partitions: []rebalance.Partition{t0}, HeldFor: time.Minute})
+	waitTimers(t, clock, 2, "the retry and the stuck timer")
+	clock.Advance(stuckBound(a.st.Timeout))
 	wantStuckReport(t, logs) // past the failing claim's retries
 }
 
@@ -181,12 +180,11 @@ func (c existsFailingConn) Exists(p string) (bool, *zk.Stat, error) {
 }
 
 // Claims that cannot be verified after a reconnection do not silence the
-// report of claims held too long by another member: the holders named
-// before stand in the core (see member's
-// TestCoreStuckReportWhileNoHeldComes), and the report is logged. (Before,
-// a failed check returned before the attempt armed the report and marked
-// itself failing, so the report waited for an attempt that never
-// succeeded.)
+// warning of claims held too long by another member: the holders found
+// before stand (see TestStuckWarningWhileDown), and the warning is
+// logged once the session is up. (Before, a failed check returned before
+// the attempt armed the warning and marked itself failing, so the
+// warning waited for an attempt that never succeeded.)
 func TestClaimsReportStuckWhileTheCheckFails(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
@@ -208,14 +206,13 @@ func TestClaimsReportStuckWhileTheCheckFails(t *testing.T) {
 		}
 	}
 	var fail atomic.Bool
+	clock := actor.NewFakeClock(time.Now())
 	logs := actortest.NewLogs()
 	a := startClaimerWith(t, proxy.Addrs(), "a", 4*time.Second, func(conn zksession.Conn) zksession.Conn {
 		return existsFailingConn{Conn: conn, fail: &fail}
-	}, func(cfg *claims.Config) {
-		cfg.Logger, cfg.Strategy = slog.New(logs), "balanced"
-	})
+	}, stuckConfig(clock, logs))
 	a.waitHeld(holds(a.want(t0, t1), []rebalance.Partition{t1}))
-	a.waitHeld(blockedBy(map[rebalance.Partition]int64{t0: other.SessionID}))
+	waitTimers(t, clock, 1, "the stuck timer") // t:0's holder is timed
 
 	fail.Store(true)
 	before := a.st.Reconnects
@@ -224,13 +221,14 @@ func TestClaimsReportStuckWhileTheCheckFails(t *testing.T) {
 	if r := logs.Next(t, claimWait); r.Attrs["holder"] != "" {
 		t.Fatalf("log %+v, want the failed check's retry first", r)
 	}
-	a.stuck.Put(decision.Stuck{Session: other.SessionID, Partitions: []rebalance.Partition{t0}, HeldFor: time.Minute})
+	waitTimers(t, clock, 2, "the retry of the failed check and the stuck timer")
+	clock.Advance(stuckBound(a.st.Timeout))
 	wantStuckReport(t, logs) // past the failing check's retries
 }
 
-// wantStuckReport skips the retries' warnings and checks the stuck report
-// that follows: an error naming t:0 held by "other", which runs another
-// strategy.
+// wantStuckReport skips the retries' warnings and checks the stuck
+// warning that follows: an error naming t:0 held by "other", which runs
+// another strategy.
 func wantStuckReport(t *testing.T, logs *actortest.Logs) {
 	t.Helper()
 	for {
@@ -238,7 +236,7 @@ func wantStuckReport(t *testing.T, logs *actortest.Logs) {
 		if r.Attrs["holder"] == "" {
 			continue // a retry's warning
 		}
-		if r.Level != slog.LevelError || r.Attrs["first"] != "t:0" || r.Attrs["holder"] != "other" {
+		if r.Level != slog.LevelError || r.Attrs["partitions"] != "t:0" || r.Attrs["holder"] != "other" {
 			t.Errorf("report on other's claim: %+v", r)
 		}
 		return

@@ -6,48 +6,78 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 
-// logStuck reads who holds s's claims (the claim's data is its owner's
-// member name; without the claim, its hold record names it) and that
-// member's node, and logs what it found.
-//
-// Members that compute the same assignment hand a claim over within
-// ReleaseTimeout of seeing the change, or within a session timeout when
-// the holder is cut off, so a claim held longer (the member's core
-// decides when, and asks once per holding session) means they do not
-// agree. Each then waits for the other's claims for ever, and their
-// consumers are silently never given those partitions. The cause is
-// members of one group that run different strategies and got past the
-// check at their start (they started at the same moment, or one is of an
-// older version whose node names no strategy), versions that compute
-// differently under one strategy name, or a process that is not a member
-// of the group holding claims under its owners. The log names the holder
-// and, from its member node, its strategy and version: an error when the
-// strategy differs from this member's, a warning otherwise.
-func (c *Actor) logStuck(s decision.Stuck) {
-	if len(s.Partitions) == 0 {
+// armStuck sets the stuck timer for when the next warning is due, and
+// stops it if none is (see [waits.wake]).
+func (c *Actor) armStuck() {
+	at := c.holders.wake()
+	if at.Equal(c.stuckAt) {
 		return
 	}
-	ps := s.Partitions
+	c.stuckAt = at
+	if at.IsZero() {
+		c.stuckTimer.Stop()
+		return
+	}
+	c.stuckTimer.Reset(max(at.Sub(c.cfg.Clock.Now()), 0))
+}
+
+// warnStuck warns of the claims stuck by now, once for each holding
+// session.
+func (c *Actor) warnStuck() {
+	for _, s := range c.holders.due(c.cfg.Clock.Now(), c.wanted) {
+		c.logStuck(s)
+	}
+}
+
+// wanted reports whether the newest Want of the current session wants p.
+func (c *Actor) wanted(p rebalance.Partition) bool {
+	if c.desired.SessionID != c.loop.State().SessionID {
+		return false
+	}
+	_, ok := slices.BinarySearchFunc(c.desired.Partitions, p, rebalance.Compare)
+	return ok
+}
+
+// logStuck reads who holds s's claims (the claim's data is its owner's
+// member name; without the claim, its hold record names it) and that
+// member's node, and warns of them with what it found.
+//
+// A claim held for longer than a hand-off can take means the members do
+// not agree (see stuck.go). The cause is members of one group that run
+// different strategies and got past the check at their start (they
+// started at the same moment, or one is of an older version whose node
+// names no strategy), versions that compute differently under one
+// strategy name, a holder with a longer Settle or ReleaseTimeout, or a
+// process that is not a member of the group holding claims under its
+// owners. The record names the partitions (the first few, and how many),
+// how long they have been held, the holder and, from its member node,
+// its strategy and version, and what to do: an error when the strategy
+// differs from this member's, a warning otherwise.
+func (c *Actor) logStuck(s stuck) {
+	if len(s.partitions) == 0 {
+		return
+	}
+	ps := s.partitions
 	conn := c.loop.State().Conn
 	attrs := []any{
-		"claims", len(ps),
-		"first", ps[0].String(),
-		"held_for", s.HeldFor.Round(time.Second).String(),
-		"holder_session", fmt.Sprintf("%#x", s.Session),
+		"partitions", named(ps),
+		"count", len(ps),
+		"held_for", s.heldFor.Round(time.Second).String(),
+		"holder_session", fmt.Sprintf("%#x", s.session),
 		"strategy", c.cfg.Strategy,
 		"version", membership.Version(),
 	}
 	level := slog.LevelWarn
-	msg := "zkalloc: claims wanted here have been held by another member for longer than a hand-off takes; members of a group must run the same Strategy and zkalloc version (or the holder has a longer ReleaseTimeout)"
+	msg := "zkalloc: claims wanted here have been held by another member for longer than a hand-off takes; members of a group must run the same Strategy and zkalloc version (or the holder has a longer Settle or ReleaseTimeout), or some partitions are never consumed: restart the holder with the group's configuration, or stop it if it is no member of the group"
 	name, _, err := conn.Get(c.path(ps[0]))
 	if errors.Is(err, zk.ErrNoNode) {
 		// The claim is gone, its hold record stands (see holds.go): the
@@ -90,7 +120,7 @@ func (c *Actor) logStuck(s decision.Stuck) {
 		attrs = append(attrs, "holder_strategy", cmp.Or(info.Strategy, "unknown"), "holder_version", info.Version)
 		if info.Strategy != "" && info.Strategy != c.cfg.Strategy {
 			level = slog.LevelError
-			msg = "zkalloc: claims wanted here are held by a member that runs another strategy; every member of a group must use the same Strategy, or some partitions are never consumed"
+			msg = "zkalloc: claims wanted here are held by a member that runs another strategy; every member of a group must use the same Strategy, or some partitions are never consumed: restart the holder with the group's Strategy"
 		}
 	}
 	c.cfg.Logger.Log(context.Background(), level, msg, attrs...)

@@ -1,6 +1,8 @@
 package claims_test
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -8,41 +10,57 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/claims"
-	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 
-// When claims get stuck is the member core's decision (see
-// decision.Core); the claims actor names the holders in Held and, asked,
-// looks them up and logs them.
+// The claims actor times the wanted claims other sessions hold, on its
+// clock, and warns of those held past the bound (stuck.go's tests check
+// the timing); these tests run it against ZooKeeper with a fake clock.
 
-// blockedBy is the condition "Held names exactly these holders".
-func blockedBy(want map[rebalance.Partition]int64) (string, func(decision.Held) bool) {
-	return "naming the holders", func(h decision.Held) bool {
-		if len(h.Blocked) != len(want) {
-			return false
-		}
-		for _, b := range h.Blocked {
-			if s, ok := want[b.Partition]; !ok || s != b.Session {
-				return false
-			}
-		}
-		return true
+// stuckConfig configures a claimer for the stuck tests: its clock, its
+// log, Settle and ReleaseTimeout as in stuck.go's tests, and no
+// periodic check, so that the stuck timer is the only timer of the clock
+// while no attempt fails.
+func stuckConfig(clock *actor.FakeClock, logs *actortest.Logs) func(*claims.Config) {
+	return func(cfg *claims.Config) {
+		cfg.Clock, cfg.Logger, cfg.Strategy = clock, slog.New(logs), "balanced"
+		cfg.Settle, cfg.ReleaseTimeout = time.Second, 5*time.Second
+		cfg.CheckEvery = -1
 	}
 }
 
-// TestClaimsReportClaimsHeldTooLong: Held names the session holding each
-// wanted claim, until it is handed over; a report names the holder: an
-// error when its member node shows another strategy, a warning when it is
-// no member at all.
+// stuckBound is the bound of stuckConfig with the granted session
+// timeout: 5 × Settle + 3 × ReleaseTimeout + granted + 10 s.
+func stuckBound(granted time.Duration) time.Duration {
+	return 5*time.Second + 3*5*time.Second + granted + 10*time.Second
+}
+
+// waitTimers waits until n timers of clock are armed.
+func waitTimers(t *testing.T, clock *actor.FakeClock, n int, what string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), claimWait)
+	defer cancel()
+	if err := clock.WaitTimers(ctx, n); err != nil {
+		t.Fatalf("%s never armed", what)
+	}
+}
+
+// TestClaimsReportClaimsHeldTooLong: wanted claims that other sessions
+// hold past the bound, counted with the session timeout the server
+// granted (not the one asked for), are warned of once per holding
+// session, naming the holder: an error when its member node shows
+// another strategy, a warning when it is no member at all. A claim
+// handed over in time is not warned of.
 func TestClaimsReportClaimsHeldTooLong(t *testing.T) {
 	t.Parallel()
-	srv := zktest.Standalone(t, zktest.Options{})
+	const granted, asked = 4 * time.Second, 20 * time.Second
+	srv := zktest.Standalone(t, zktest.Options{MaxSessionTimeout: granted})
 	servers := []string{srv.Addr()}
 	other, ghost := actortest.Observe(t, servers, claimWait), actortest.Observe(t, servers, claimWait)
 	for _, p := range []string{claimPaths.Members(), claimPaths.Owners()} {
@@ -62,36 +80,49 @@ func TestClaimsReportClaimsHeldTooLong(t *testing.T) {
 	create(other.Conn, claimPath(ts[1]), "other")
 	create(ghost.Conn, claimPath(ts[2]), "ghost") // no member node
 
+	clock := actor.NewFakeClock(time.Now())
 	logs := actortest.NewLogs()
-	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, func(cfg *claims.Config) {
-		cfg.Logger, cfg.Strategy = slog.New(logs), "balanced"
-	})
+	a := startClaimerWith(t, servers, "a", asked, nil, stuckConfig(clock, logs))
+	if a.st.Timeout != granted {
+		t.Fatalf("session timeout %v granted, want %v", a.st.Timeout, granted)
+	}
 	d := a.want(ts...)
 	a.waitHeld(holds(d, ts[3:]))
-	a.waitHeld(blockedBy(map[rebalance.Partition]int64{ts[0]: other.SessionID, ts[1]: other.SessionID, ts[2]: ghost.SessionID}))
-	if err := other.Conn.Delete(claimPath(ts[1]), -1); err != nil { // handed over
+	waitTimers(t, clock, 1, "the stuck timer") // the holders are timed
+	// t:1 is handed over in time.
+	if err := other.Conn.Delete(claimPath(ts[1]), -1); err != nil {
 		t.Fatal(err)
 	}
 	a.waitHeld(holds(d, []rebalance.Partition{ts[1], ts[3]}))
-	if what, ok := blockedBy(map[rebalance.Partition]int64{ts[0]: other.SessionID, ts[2]: ghost.SessionID}); !ok(a.last) {
-		t.Errorf("Held %+v, want it %s t:0 and t:2", a.last, what)
-	}
 
-	a.stuck.Put(
-		decision.Stuck{Session: other.SessionID, Partitions: ts[:1], HeldFor: time.Minute},
-		decision.Stuck{Session: ghost.SessionID, Partitions: ts[2:3], HeldFor: time.Minute})
+	after := stuckBound(granted)
+	clock.Advance(after - time.Second)
+	if n := clock.Timers(); n != 1 {
+		t.Fatalf("%d timers armed a second before the bound, want the stuck timer, not yet fired", n)
+	}
+	clock.Advance(time.Second)
 	byHolder := map[string]actortest.Record{}
 	for range 2 {
 		r := logs.Next(t, claimWait)
 		byHolder[r.Attrs["holder"]] = r
 	}
-	if r := byHolder["other"]; r.Level != slog.LevelError || r.Attrs["claims"] != "1" || r.Attrs["first"] != "t:0" ||
-		r.Attrs["holder_strategy"] != "range" || r.Attrs["strategy"] != "balanced" || r.Attrs["held_for"] != "1m0s" {
-		t.Errorf("report on other's claims: %+v", r)
+	if r := byHolder["other"]; r.Level != slog.LevelError || r.Attrs["count"] != "1" || r.Attrs["partitions"] != "t:0" ||
+		r.Attrs["holder_strategy"] != "range" || r.Attrs["strategy"] != "balanced" || r.Attrs["held_for"] != after.String() ||
+		r.Attrs["holder_session"] != fmt.Sprintf("%#x", other.SessionID) || !strings.Contains(r.Msg, "held by a member that runs another strategy") {
+		t.Errorf("warning of other's claims: %+v", r)
 	}
-	if r := byHolder["ghost"]; r.Level != slog.LevelWarn || r.Attrs["claims"] != "1" || r.Attrs["first"] != "t:2" ||
-		!strings.HasPrefix(r.Attrs["holder_member"], "none") {
-		t.Errorf("report on ghost's claims: %+v", r)
+	if r := byHolder["ghost"]; r.Level != slog.LevelWarn || r.Attrs["count"] != "1" || r.Attrs["partitions"] != "t:2" ||
+		!strings.HasPrefix(r.Attrs["holder_member"], "none") || r.Attrs["held_for"] != after.String() || !strings.Contains(r.Msg, "restart the holder") {
+		t.Errorf("warning of ghost's claims: %+v", r)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), claimWait)
+	defer cancel()
+	if err := clock.WaitNoTimers(ctx); err != nil {
+		t.Fatalf("%d timers still armed after every holder was warned of", clock.Timers())
+	}
+	clock.Advance(time.Hour)
+	if n := logs.Count(); n != 2 {
+		t.Errorf("%d warnings, want 2: each holder is warned of once", n)
 	}
 }
 
@@ -111,10 +142,12 @@ func TestClaimsStuckHolderWithForeignData(t *testing.T) {
 	if _, err := ghost.Conn.Create(claimPath(t0[0]), []byte(data), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
+	clock := actor.NewFakeClock(time.Now())
 	logs := actortest.NewLogs()
-	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, func(cfg *claims.Config) { cfg.Logger = slog.New(logs) })
+	a := startClaimerWith(t, servers, "a", 4*time.Second, nil, stuckConfig(clock, logs))
 	a.waitHeld(holds(a.want(t0...), nil))
-	a.stuck.Put(decision.Stuck{Session: ghost.SessionID, Partitions: t0, HeldFor: time.Minute})
+	waitTimers(t, clock, 1, "the stuck timer")
+	clock.Advance(stuckBound(a.st.Timeout))
 	r := logs.Next(t, claimWait)
 	holder := r.Attrs["holder"]
 	if !strings.HasPrefix(holder, "not a member name") || len(holder) > 120 {

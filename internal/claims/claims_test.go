@@ -40,7 +40,6 @@ type claimer struct {
 	st       zksession.State // the latest state taken from probe
 	desired  *actor.Latest[decision.Want]
 	held     *actor.Latest[decision.Held]
-	stuck    *claims.StuckBox
 	last     decision.Held // the latest Held taken
 	seq      uint64
 	requests atomic.Int64 // reads and writes sent by the claims actor
@@ -72,7 +71,7 @@ func startClaimerWith(t *testing.T, servers []string, name string, timeout time.
 			configure(&cfg)
 		}
 		ca := claims.New(cfg)
-		c.desired, c.held, c.stuck = ca.Want(), ca.Held(), ca.Stuck()
+		c.desired, c.held = ca.Want(), ca.Held()
 		return ca
 	})
 	c.probe, c.stop = probe, run.Stop

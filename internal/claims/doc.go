@@ -12,8 +12,9 @@
 // deleted from outside is reported in [decision.Held].Vanished, for the
 // member to revoke. Like the members and partset actors, it is driven by
 // the session state and retries failed ZooKeeper work until it succeeds.
-// On the core's request ([decision.Stuck], through a [StuckBox]) it looks
-// up and logs who holds claims stuck too long.
+// It times the wanted claims other sessions hold, and warns once for
+// each holding session of those held for longer than a hand-off can
+// take, with who holds them and what to do (stuck.go).
 //
 // docs/claims.md describes the nodes, the rules and their cost.
 package claims

@@ -61,7 +61,6 @@ func TestClaimsNoTakeOverWithoutReleaseOrEnd(t *testing.T) {
 			a.waitHeld(holds(a.want(t0...), t0))
 			db := b.want(t0...)
 			b.waitHeld(holds(db, nil))
-			b.waitHeld(blockedBy(map[rebalance.Partition]int64{t0[0]: a.st.SessionID}))
 			waitWatching(t, srv.Addr(), claimPath(t0[0]), b.st.SessionID)
 
 			if err := obs.Conn.Delete(claimPath(t0[0]), -1); err != nil {
@@ -215,9 +214,8 @@ func waitChildren(t *testing.T, conn zksession.Conn, path string, n int) int {
 }
 
 // A hold record that is not one (another program's, or garbled) proves no
-// holder dead: the claimer waits for it to change, names no holder
-// session (0), and logs it once. Once it is gone, the partition is
-// claimed.
+// holder dead: the claimer waits for it to change (watches it), and logs
+// it once. Once it is gone, the partition is claimed.
 func TestClaimsForeignHoldRecordWaits(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
@@ -235,7 +233,9 @@ func TestClaimsForeignHoldRecordWaits(t *testing.T) {
 	a := startClaimerWith(t, []string{srv.Addr()}, "a", 4*time.Second, nil, func(cfg *claims.Config) { cfg.Logger = slog.New(logs) })
 	d := a.want(ts...)
 	a.waitHeld(holds(d, nil))
-	a.waitHeld(blockedBy(map[rebalance.Partition]int64{ts[0]: 0, ts[1]: 0, ts[2]: 0}))
+	for _, p := range ts {
+		waitWatching(t, srv.Addr(), holdPath(p), a.st.SessionID)
+	}
 	for range ts {
 		if r := logs.Next(t, claimWait); r.Level != slog.LevelWarn || !strings.Contains(r.Attrs["path"], "/holds/t:") {
 			t.Errorf("log %+v, want a warning naming the hold record", r)
@@ -311,7 +311,9 @@ func TestClaimsMixedVersions(t *testing.T) {
 	a := startClaimer(t, []string{srv.Addr()}, "a", 4*time.Second)
 	d := a.want(ts...)
 	a.waitHeld(holds(d, nil))
-	a.waitHeld(blockedBy(map[rebalance.Partition]int64{ts[0]: obs.SessionID, ts[1]: obs.SessionID}))
+	for _, p := range ts { // on the claim's watch
+		waitWatching(t, srv.Addr(), claimPath(p), a.st.SessionID)
+	}
 	for _, p := range ts {
 		if err := obs.Conn.Delete(claimPath(p), -1); err != nil {
 			t.Fatal(err)

@@ -1,17 +1,11 @@
 package decision
 
-import (
-	"time"
-
-	"github.com/zkalloc/zkalloc/rebalance"
-)
+import "github.com/zkalloc/zkalloc/rebalance"
 
 // The core and the claims actor talk through two snapshots, each
 // delivered latest-wins: the core says which claims it wants ([Want],
 // in [Ready]), the claims actor answers which it holds ([Held], given to
 // [Core.ClaimsHeld]). Both are full states, so a skipped one loses nothing.
-// The core also asks, rarely, for the holders of stuck claims to be
-// looked up and logged ([Stuck]).
 
 // Want is the set of ownership claims the core wants held in one
 // session: the partitions it is assigned plus those its consumer may
@@ -41,24 +35,4 @@ type Held struct {
 	// record is released once the partition is no longer wanted, and only
 	// then can it be claimed again (by this member too).
 	Vanished []rebalance.Partition
-	// Blocked is every wanted claim found held by another session, with
-	// that session, in no order. It stands while attempts fail: a claim
-	// that cannot be looked at again keeps its last known holder.
-	Blocked []Blocked
-}
-
-// Blocked is a wanted claim held by another session.
-type Blocked struct {
-	Partition rebalance.Partition
-	Session   int64 // the claim's ephemeral owner
-}
-
-// Stuck asks the claims actor to look up who holds Partitions, the wanted
-// claims that Session has held for HeldFor, longer than a hand-off can
-// take, and to log it. The core decides when (see stuck.go); the claims
-// actor only reads the holder's nodes.
-type Stuck struct {
-	Session    int64
-	Partitions []rebalance.Partition // sorted
-	HeldFor    time.Duration
 }

@@ -113,12 +113,6 @@ type Core struct {
 
 	vanished map[rebalance.Partition]uint64 // claims deleted from outside, their records not yet released (see vanished.go)
 
-	holders    map[rebalance.Partition]holder // wanted claims another session holds, from the last Held of this session
-	holdersGen uint64
-	holdersDue bool      // the last Held's holders are still to be taken
-	notedAt    time.Time // when holders were last taken
-	stuckAt    time.Time // when the next holder is due to be reported; zero if none
-
 	ready Ready // what to do, gathered since the last Ready
 
 	strategyErrors uint64 // for Counters; the hand-off counts the rest
@@ -159,10 +153,6 @@ type Ready struct {
 	// Expire is the seats whose DepartureDelay has run out, to delete;
 	// nil unless one is new since the last.
 	Expire []membership.Seat
-	// Stuck are wanted claims held by another session for longer than a
-	// hand-off can take, one report for each holding session: the shell
-	// has the claims actor look up and log who holds them.
-	Stuck []Stuck
 }
 
 // Log is one record for the shell's logger.
@@ -220,10 +210,7 @@ func (c *Core) SessionChanged(st session.State) {
 			c.keep = false // a new session: the old one's claims are gone
 		}
 		if st.SessionID != prev.SessionID {
-			c.holders, c.stuckAt, c.holdersDue = nil, time.Time{}, false // what the old session waited for
-			c.vanished = nil                                             // the old session's records ended with it
-		} else {
-			c.armStuck() // the granted timeout may have changed
+			c.vanished = nil // the old session's records ended with it
 		}
 		if st.SessionID != prev.SessionID || st.Reconnects != prev.Reconnects {
 			c.haveTarget = false // wait for views read after the reconnection
@@ -276,7 +263,6 @@ func (c *Core) PartitionsRead(v partitions.View) {
 func (c *Core) ClaimsHeld(h Held) {
 	c.held = h
 	c.noteVanished(h)
-	c.sampleHolders()
 	c.reconcile("claims changed")
 	c.step()
 }
@@ -350,7 +336,6 @@ func (c *Core) step() {
 		c.graceAt = time.Time{}
 		c.reconcile("connection still lost after the grace period")
 	}
-	c.reportStuck()
 }
 
 // wake returns when the next timer is due; zero if none.
@@ -366,7 +351,7 @@ func (c *Core) wake() time.Time {
 	if c.jobOpen && !c.jobLate {
 		late = c.jobAt.Add(StrategyStall)
 	}
-	for _, t := range []time.Time{c.releaseAt, c.graceAt, late, c.seatWake(), c.stuckWake()} {
+	for _, t := range []time.Time{c.releaseAt, c.graceAt, late, c.seatWake()} {
 		if !t.IsZero() && (at.IsZero() || t.Before(at)) {
 			at = t
 		}

@@ -28,7 +28,6 @@ type core struct {
 	wake     time.Time
 	logs     []Log
 	expire   []membership.Seat // the newest seat expiry asked for, not taken by the test
-	stuck    []Stuck           // reports asked for and not taken by the test
 }
 
 type coreOptions struct {
@@ -53,7 +52,6 @@ func (h *core) drain() {
 	for {
 		r := h.c.Ready()
 		h.logs = append(h.logs, r.Logs...)
-		h.stuck = append(h.stuck, r.Stuck...)
 		h.wake = r.Wake
 		if r.Expire != nil {
 			h.expire = r.Expire

@@ -11,14 +11,14 @@ import (
 )
 
 // report sends a Held of session sid, connection reconnects, answering
-// Want seq, with held held (the token of t:i is 10+i) and the rest as
-// given.
-func (h *core) report(sid int64, reconnects, seq uint64, held []rebalance.Partition, vanished []rebalance.Partition, blocked ...Blocked) {
+// Want seq, with held held (the token of t:i is 10+i) and vanished
+// vanished.
+func (h *core) report(sid int64, reconnects, seq uint64, held []rebalance.Partition, vanished []rebalance.Partition) {
 	tokens := make([]int64, len(held))
 	for i, p := range held {
 		tokens[i] = 10 + int64(p.ID)
 	}
-	h.c.ClaimsHeld(Held{SessionID: sid, Reconnects: reconnects, Seq: seq, Partitions: held, Tokens: tokens, Vanished: vanished, Blocked: blocked})
+	h.c.ClaimsHeld(Held{SessionID: sid, Reconnects: reconnects, Seq: seq, Partitions: held, Tokens: tokens, Vanished: vanished})
 	h.drain()
 }
 
@@ -34,13 +34,13 @@ func TestCoreKeptPartitionsFollowTheClaimsReport(t *testing.T) {
 		name      string
 		reconnect bool // the session resumes before the report; else the report comes while suspended
 		vanished  []rebalance.Partition
-		blocked   []Blocked
 	}{
-		{"taken by another session, after a reconnection", true, nil, []Blocked{{Partition: ts[1], Session: 9}}},
-		{"vanished, after a reconnection", true, ts[1:2], nil},
-		{"not held, after a reconnection", true, nil, nil},
-		{"taken by another session, during the grace", false, nil, []Blocked{{Partition: ts[1], Session: 9}}},
-		{"vanished, during the grace", false, ts[1:2], nil},
+		// Taken by another session or free, the report says the same:
+		// not held.
+		{"not held, after a reconnection", true, nil},
+		{"vanished, after a reconnection", true, ts[1:2]},
+		{"not held, during the grace", false, nil},
+		{"vanished, during the grace", false, ts[1:2]},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,7 +61,7 @@ func TestCoreKeptPartitionsFollowTheClaimsReport(t *testing.T) {
 				h.up(1, 2) // the views are not read again yet
 				h.none()
 			}
-			h.report(1, reconnects, d.Seq, []rebalance.Partition{ts[0], ts[2]}, tt.vanished, tt.blocked...)
+			h.report(1, reconnects, d.Seq, []rebalance.Partition{ts[0], ts[2]}, tt.vanished)
 			u := h.next()
 			if !eq(u.Assigned, []rebalance.Partition{ts[0], ts[2]}) || !eq(u.Revoked, ts[1:2]) || !eq(u.Pending, ts[1:2]) {
 				t.Fatalf("after the report: %+v, want t:1 revoked (and pending) at once, t:0 and t:2 kept", u)

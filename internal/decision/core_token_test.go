@@ -89,7 +89,7 @@ func TestCoreRevokesAClaimNoLongerHeld(t *testing.T) {
 	h.holdTokens(d, ts, 10, 11)
 	h.next()
 
-	h.c.ClaimsHeld(Held{SessionID: 1, Reconnects: 1, Seq: d.Seq, Partitions: ts[1:], Tokens: []int64{11}, Blocked: []Blocked{{Partition: ts[0], Session: 7}}})
+	h.c.ClaimsHeld(Held{SessionID: 1, Reconnects: 1, Seq: d.Seq, Partitions: ts[1:], Tokens: []int64{11}}) // t:0 taken by another session
 	h.drain()
 	u := h.next()
 	if !eq(u.Revoked, ts[:1]) || !eq(u.Assigned, ts[1:]) || !eq(u.Pending, ts[:1]) {

@@ -24,6 +24,19 @@ import (
 // the two be tuned apart; nobody has needed that yet.
 const undeliveredFactor = 2
 
+// LongestHandoff is the longest a hand-off between members that agree on
+// the assignment can take, with the holder's Settle and ReleaseTimeout
+// and the session timeout its server granted (not the one asked for: the
+// server bounds it): the holder debounces (a burst is cut short at
+// settleFactor × Settle), then its consumer receives the revocation and
+// acks (the holder gives up waiting at most undeliveredFactor ×
+// ReleaseTimeout + ReleaseTimeout after its publication: see handoff),
+// or its session expires. A wanted claim held longer by another session
+// means the members disagree; the claims actor warns of it.
+func LongestHandoff(settle, releaseTimeout, granted time.Duration) time.Duration {
+	return settleFactor*settle + (undeliveredFactor+1)*releaseTimeout + granted
+}
+
 // bound names the limit that released a revoked partition without an ack.
 type bound int
 
