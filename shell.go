@@ -17,7 +17,7 @@ import (
 )
 
 // shellConfig configures a [shell]. Every field but expire, stuck,
-// logger, clock and the observers is required.
+// logger, clock and observer is required.
 type shellConfig struct {
 	core     decision.Config // its Strategy is set from strategy's name
 	strategy rebalance.Strategy
@@ -38,14 +38,11 @@ type shellConfig struct {
 	logger *slog.Logger
 	clock  actor.Clock
 
-	// The observers, if set, are told on the shell's goroutine of each
-	// Update it publishes, of each the consumer receives (acked says
-	// whether it was acked already, taken from Current), and of the ack
-	// of the newest one it received. They must not block. For zkalloctest,
-	// which follows its consumers.
-	published func(Update)
-	received  func(u Update, acked bool)
-	acked     func()
+	// observer, if set, is told on the shell's goroutine of each Update
+	// it publishes, of each the consumer receives, and of the ack of the
+	// newest one it received: for zkalloctest, which follows its
+	// consumers.
+	observer seam.Observer
 }
 
 // shell is the thin loop around the member's decision core, after etcd
@@ -232,8 +229,8 @@ func (s *shell) Run(ctx context.Context) error {
 			s.core.Acked(s.acks.Highest())
 			if s.recvAny && !s.recvAcked && s.acks.Acked(s.recv) {
 				s.recvAcked = true
-				if s.cfg.acked != nil {
-					s.cfg.acked()
+				if s.cfg.observer != nil {
+					s.cfg.observer.Acked()
 				}
 			}
 		case <-timer.C():
@@ -287,8 +284,8 @@ func (s *shell) apply(r decision.Ready) {
 	}
 	if r.Publish != nil {
 		u := *r.Publish
-		if s.cfg.published != nil {
-			s.cfg.published(u) // before anyone can see u
+		if s.cfg.observer != nil {
+			s.cfg.observer.Published(u) // before anyone can see u
 		}
 		s.out.Put(u)
 		s.current.Store(&u)
@@ -304,8 +301,8 @@ func (s *shell) apply(r decision.Ready) {
 func (s *shell) delivered(u Update) {
 	s.recv, s.recvAny = u, true
 	s.recvAcked = s.acks.Acked(u) // acked from Current before it was received
-	if s.cfg.received != nil {
-		s.cfg.received(u, s.recvAcked)
+	if s.cfg.observer != nil {
+		s.cfg.observer.Received(u, s.recvAcked)
 	}
 }
 
@@ -326,9 +323,18 @@ func init() {
 			want:       c.Want,
 			held:       c.Held,
 			logger:     c.Logger,
-			published:  c.Published,
-			received:   c.Received,
-			acked:      c.Acked,
+			observer:   funcObserver{c.Published, c.Received, c.Acked},
 		})
 	}
 }
+
+// funcObserver is an Observer of the stopgap's functions.
+type funcObserver struct {
+	published func(Update)
+	received  func(u Update, acked bool)
+	acked     func()
+}
+
+func (o funcObserver) Published(u Update)            { o.published(u) }
+func (o funcObserver) Received(u Update, acked bool) { o.received(u, acked) }
+func (o funcObserver) Acked()                        { o.acked() }
