@@ -58,9 +58,11 @@ var policy = []struct{ pkgs, may string }{
 	// imports zk itself only for its public API: Config.ACL is []zk.ACL
 	// and ErrNoAuth is zk.ErrNoAuth.
 	{".", "std zk actor rebalance session membership partitions internal/decision internal/zksession internal/members internal/partset internal/claims internal/zkpath internal/zkservers internal/seam"},
-	// The stopgap that hands zkalloctest the root's member loop, typed;
-	// it goes once zkalloctest drives the real Allocator (phase 2).
-	{"internal/seam", "std actor rebalance session membership partitions internal/decision"},
+	// The seam the root takes its actors through: their interfaces, in
+	// the vocabulary and the decisions' messages, and the registry of
+	// in-memory backends (zkalloctest's). It reaches no ZooKeeper, so
+	// that an in-memory backend needs none.
+	{"internal/seam", "std actor session membership partitions internal/decision"},
 
 	// Floor 5: the tools.
 	{"zkalloctest", "std . actor rebalance session membership partitions internal/decision internal/seam"},
@@ -207,6 +209,8 @@ func TestDependencies(t *testing.T) {
 	}
 	reaches("internal/decision", oneOf("rebalance", "session", "membership", "partitions"),
 		"the decisions use only the standard library, rebalance and the faces: never go-zookeeper, backoff, actor or an I/O package")
+	reaches("internal/seam", oneOf("actor", "rebalance", "session", "membership", "partitions", "internal/decision"),
+		"the seam uses only the runtime, the vocabulary and the decisions: never go-zookeeper or an I/O actor")
 	for _, path := range module {
 		name := short(path)
 		if slices.Contains(workshop, name) || name == "cmd/zkalloc" {

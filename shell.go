@@ -305,36 +305,3 @@ func (s *shell) delivered(u Update) {
 		s.cfg.observer.Received(u, s.recvAcked)
 	}
 }
-
-// zkalloctest runs the shell on its in-memory group (see package seam).
-func init() {
-	seam.NewMember = func(c seam.MemberConfig) seam.Member {
-		return newShell(shellConfig{
-			core: decision.Config{
-				Member:          c.Member,
-				Settle:          c.Settle,
-				ReleaseTimeout:  c.ReleaseTimeout,
-				DisconnectGrace: c.DisconnectGrace,
-			},
-			strategy:   c.Strategy,
-			session:    c.Session,
-			members:    c.Members,
-			partitions: c.Partitions,
-			want:       c.Want,
-			held:       c.Held,
-			logger:     c.Logger,
-			observer:   funcObserver{c.Published, c.Received, c.Acked},
-		})
-	}
-}
-
-// funcObserver is an Observer of the stopgap's functions.
-type funcObserver struct {
-	published func(Update)
-	received  func(u Update, acked bool)
-	acked     func()
-}
-
-func (o funcObserver) Published(u Update)            { o.published(u) }
-func (o funcObserver) Received(u Update, acked bool) { o.received(u, acked) }
-func (o funcObserver) Acked()                        { o.acked() }
