@@ -3,10 +3,13 @@ package zkalloc_test
 import (
 	"bytes"
 	"encoding/json"
+	"go/parser"
+	"go/token"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -223,6 +226,22 @@ func TestDependencies(t *testing.T) {
 			if short(dep) == "zkalloctest" || strings.HasPrefix(short(dep), "cmd/") {
 				t.Errorf("%s reaches %s: nothing depends on the tools", name, short(dep))
 			}
+		}
+	}
+}
+
+// The custom-strategy example is what a user copies to write a strategy:
+// it needs the root and rebalance, nothing else of the module.
+func TestCustomStrategyExampleImports(t *testing.T) {
+	t.Parallel()
+	f, err := parser.ParseFile(token.NewFileSet(), "example_strategy_test.go", nil, parser.ImportsOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, imp := range f.Imports {
+		path, _ := strconv.Unquote(imp.Path.Value)
+		if inModule(path) && path != modulePath && path != modulePath+"/rebalance" {
+			t.Errorf("example_strategy_test.go imports %s: the custom-strategy example imports only the root and rebalance", short(path))
 		}
 	}
 }
