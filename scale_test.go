@@ -15,6 +15,7 @@ import (
 
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/partset"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
@@ -64,7 +65,7 @@ type setRunner struct {
 
 func runSet(t *testing.T, server string, paths zkpath.Group) *setRunner {
 	t.Helper()
-	sess := zksession.New(zksession.Config{Servers: []string{server}, Timeout: 10 * time.Second})
+	sess := zksession.New(actortest.SessionConfig(zksession.Config{Servers: []string{server}, Timeout: 10 * time.Second}))
 	probe := sess.Subscribe()
 	set, err := partset.New(partset.Config{Paths: paths, Session: sess.Subscribe()})
 	if err != nil {
