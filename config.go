@@ -227,8 +227,12 @@ func (c Config) withDefaults() (Config, error) {
 	if err := validateAuth(c.Auth); err != nil {
 		return c, err
 	}
-	if len(c.ACL) == 0 && len(c.Auth) > 0 {
+	switch {
+	case len(c.ACL) > 0:
+	case len(c.Auth) > 0:
 		c.ACL = append(zk.AuthACL(zk.PermAll), zk.WorldACL(zk.PermRead)...)
+	default:
+		c.ACL = zk.WorldACL(zk.PermAll)
 	}
 	if err := validateACL(c.ACL, len(c.Auth) > 0); err != nil {
 		return c, err
