@@ -34,7 +34,7 @@ const (
 // zkActors builds the actors that keep the group in ZooKeeper, with the
 // configuration cfg (its defaults filled in) gives them, and returns
 // them with the claims actor's box for reports of stuck claims.
-func zkActors(cfg Config, log *slog.Logger, clock actor.Clock) (seam.Actors, *claims.StuckBox, error) {
+func zkActors(cfg Config, log *slog.Logger, clock actor.Clock) (seam.Actors, *claims.StuckBox) {
 	// go-zookeeper has no chroot: the library's paths carry it instead.
 	paths := zkpath.Group{Root: cfg.chroot + cfg.Root, Group: cfg.Group}
 
@@ -68,7 +68,7 @@ func zkActors(cfg Config, log *slog.Logger, clock actor.Clock) (seam.Actors, *cl
 		Logger:  log,
 		Clock:   clock,
 	})
-	set, err := partset.New(partset.Config{
+	set := partset.New(partset.Config{
 		Paths:   paths,
 		Seed:    cfg.Partitions,
 		Session: sess.Subscribe(),
@@ -77,9 +77,6 @@ func zkActors(cfg Config, log *slog.Logger, clock actor.Clock) (seam.Actors, *cl
 		Logger:  log,
 		Clock:   clock,
 	})
-	if err != nil {
-		return seam.Actors{}, nil, err // withDefaults checked the seed
-	}
 	owners := claims.New(claims.Config{
 		Paths:    paths,
 		Member:   cfg.Member,
@@ -90,5 +87,5 @@ func zkActors(cfg Config, log *slog.Logger, clock actor.Clock) (seam.Actors, *cl
 		ACL:      cfg.ACL,
 	})
 	acts := seam.Actors{Session: sess, Members: roster, Partitions: set, Claims: owners}
-	return acts, owners.Stuck(), nil
+	return acts, owners.Stuck()
 }

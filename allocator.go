@@ -87,9 +87,7 @@ func New(cfg Config) (*Allocator, error) {
 			Logger:         log,
 		})
 	} else {
-		if acts, stuck, err = zkActors(cfg, log, clock); err != nil {
-			return nil, fmt.Errorf("%w: Partitions: %w", ErrInvalidConfig, err)
-		}
+		acts, stuck = zkActors(cfg, log, clock)
 	}
 	reb := newShell(shellConfig{
 		core: decision.Config{

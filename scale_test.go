@@ -3,6 +3,7 @@ package zkalloc_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/actor"
@@ -67,10 +70,14 @@ func runSet(t *testing.T, server string, paths zkpath.Group) *setRunner {
 	t.Helper()
 	sess := zksession.New(actortest.SessionConfig(zksession.Config{Servers: []string{server}, Timeout: 10 * time.Second}))
 	probe := sess.Subscribe()
-	set, err := partset.New(partset.Config{Paths: paths, Session: sess.Subscribe()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := partset.New(partset.Config{
+		Paths:   paths,
+		Session: sess.Subscribe(),
+		ACL:     zk.WorldACL(zk.PermAll),
+		Resync:  5 * time.Minute,
+		Logger:  slog.New(slog.DiscardHandler),
+		Clock:   actor.RealClock(),
+	})
 	var g actor.Group
 	g.Add("session", sess)
 	g.Add("partitions", set)
