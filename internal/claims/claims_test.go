@@ -71,7 +71,7 @@ func startClaimerWith(t *testing.T, servers []string, name string, timeout time.
 		if configure != nil {
 			configure(&cfg)
 		}
-		ca := claims.New(cfg)
+		ca := claims.New(claims.FillConfig(cfg))
 		c.desired, c.held, c.stuck = ca.Want(), ca.Held(), ca.Stuck()
 		return ca
 	})
