@@ -16,8 +16,8 @@ import (
 	"github.com/zkalloc/zkalloc/session"
 )
 
-// shellConfig configures a [shell]. Every field but expire, stuck,
-// logger, clock and observer is required.
+// shellConfig configures a [shell]. Every field but expire, stuck and
+// observer is required: New sets them (there are no defaults here).
 type shellConfig struct {
 	core     decision.Config // its Strategy is set from strategy's name
 	strategy rebalance.Strategy
@@ -72,12 +72,6 @@ type shell struct {
 }
 
 func newShell(cfg shellConfig) *shell {
-	if cfg.logger == nil {
-		cfg.logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.clock == nil {
-		cfg.clock = actor.RealClock()
-	}
 	cfg.core.Strategy = cfg.strategy.Name()
 	acks := decision.NewAcks()
 	cfg.core.Acks = acks
