@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -12,12 +11,8 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/actor"
-	"github.com/zkalloc/zkalloc/internal/claims"
 	"github.com/zkalloc/zkalloc/internal/decision"
-	"github.com/zkalloc/zkalloc/internal/members"
-	"github.com/zkalloc/zkalloc/internal/partset"
-	"github.com/zkalloc/zkalloc/internal/zkpath"
-	"github.com/zkalloc/zkalloc/internal/zksession"
+	"github.com/zkalloc/zkalloc/internal/seam"
 	"github.com/zkalloc/zkalloc/membership"
 )
 
@@ -50,11 +45,10 @@ var (
 type Allocator struct {
 	cfg Config
 
-	sess    *zksession.Session
-	members *members.Actor
-	set     *partset.Set
-	reb     *shell
-	group   actor.Group
+	sess  seam.Session
+	set   seam.Partitions
+	reb   *shell
+	group actor.Group
 
 	mu      sync.Mutex
 	started bool
@@ -79,46 +73,20 @@ func New(cfg Config) (*Allocator, error) {
 	if err != nil {
 		return nil, err
 	}
-	// go-zookeeper has no chroot: the library's paths carry it instead.
-	paths := zkpath.Group{Root: cfg.chroot + cfg.Root, Group: cfg.Group}
 	log := cfg.Logger.With("group", cfg.Group, "member", cfg.Member)
-
-	auth := make([]zksession.Auth, len(cfg.Auth))
-	for i, a := range cfg.Auth {
-		auth[i] = zksession.Auth{Scheme: a.Scheme, Credentials: slices.Clone(a.Credentials)}
+	clock := actor.RealClock()
+	var acts seam.Actors
+	if cfg.backend != nil {
+		acts = cfg.backend(seam.Config{
+			Member:         cfg.Member,
+			Seed:           cfg.Partitions,
+			Seats:          cfg.DepartureDelay > 0,
+			SessionTimeout: cfg.SessionTimeout,
+			Logger:         log,
+		})
+	} else {
+		acts = zkActors(cfg, log, clock)
 	}
-	sessCfg := zksession.Config{Servers: cfg.Servers, Timeout: cfg.SessionTimeout, Auth: auth, WrapConn: cfg.wrapConn, Logger: log}
-	if cfg.DisconnectGrace > 0 {
-		// Partitions kept while disconnected rest on the lease alone: it
-		// must be one that a deposed leader cannot renew (internal/zksession/lease.go).
-		sessCfg.QuorumCheck = paths.Dir()
-	}
-	sess := zksession.New(sessCfg)
-	roster := members.New(members.Config{
-		Paths:   paths,
-		Member:  cfg.Member,
-		Info:    membership.ThisProcess(cfg.Strategy.Name()),
-		Seats:   cfg.DepartureDelay > 0,
-		Session: sess.Subscribe(),
-		ACL:     cfg.ACL,
-		Logger:  log,
-	})
-	set, err := partset.New(partset.Config{Paths: paths, Seed: cfg.Partitions, Session: sess.Subscribe(), ACL: cfg.ACL, Logger: log})
-	if err != nil {
-		return nil, fmt.Errorf("%w: Partitions: %w", ErrInvalidConfig, err)
-	}
-	owners := claims.New(claims.Config{
-		Paths:    paths,
-		Member:   cfg.Member,
-		Session:  sess.Subscribe(),
-		Logger:   log,
-		Strategy: cfg.Strategy.Name(),
-		ACL:      cfg.ACL,
-		// With the granted session timeout, these bound a hand-off: a
-		// wanted claim held longer is warned of as stuck.
-		Settle:         cfg.Settle,
-		ReleaseTimeout: cfg.ReleaseTimeout,
-	})
 	reb := newShell(shellConfig{
 		core: decision.Config{
 			Member:          cfg.Member,
@@ -128,20 +96,22 @@ func New(cfg Config) (*Allocator, error) {
 			DepartureDelay:  cfg.DepartureDelay,
 		},
 		strategy:   cfg.Strategy,
-		session:    sess.Observe(),
-		members:    roster.Views(),
-		partitions: set.Views(),
-		want:       owners.Want(),
-		held:       owners.Held(),
-		expire:     roster.Expire,
+		session:    acts.Session.Observe(),
+		members:    acts.Members.Views(),
+		partitions: acts.Partitions.Views(),
+		want:       acts.Claims.Want(),
+		held:       acts.Claims.Held(),
+		expire:     acts.Members.Expire,
+		observer:   acts.Observer,
 		logger:     log,
+		clock:      clock,
 	})
-	a := &Allocator{cfg: cfg, sess: sess, members: roster, set: set, reb: reb, done: make(chan struct{})}
+	a := &Allocator{cfg: cfg, sess: acts.Session, set: acts.Partitions, reb: reb, done: make(chan struct{})}
 	a.sessExited = make(chan struct{})
 	a.group.Add("session", actor.Func(a.watchSession))
-	a.group.Add("membership", roster)
-	a.group.Add("partitions", set)
-	a.group.Add("claims", owners)
+	a.group.Add("membership", acts.Members)
+	a.group.Add("partitions", acts.Partitions)
+	a.group.Add("claims", acts.Claims)
 	a.group.Add("rebalance", actor.Func(func(ctx context.Context) error {
 		defer a.stopSession() // drained: see run
 		return reb.Run(ctx)

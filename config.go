@@ -10,8 +10,10 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkalloc/zkalloc/internal/seam"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
+	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 
@@ -169,6 +171,11 @@ type Config struct {
 	// wrapConn, set only by tests (export_test.go), instruments the
 	// ZooKeeper client, for instance to count requests.
 	wrapConn func(zksession.Conn) zksession.Conn
+
+	// backend, set by withDefaults when Servers names an in-memory
+	// backend registered with package seam (zkalloctest's), builds the
+	// actors in place of ZooKeeper's.
+	backend seam.Backend
 }
 
 // Auth is one identity given to ZooKeeper; see [Config.Auth].
@@ -177,15 +184,19 @@ type Auth struct {
 	Credentials []byte // for digest, "user:password"
 }
 
-// withDefaults validates c and returns it with defaults filled in. The
-// seed, Partitions, is left to partset.New, which validates and
-// normalizes it once (New wraps its error in [ErrInvalidConfig]).
+// withDefaults validates c and returns it with defaults filled in, and
+// Partitions normalized. Servers that name an in-memory backend (see
+// package seam) are not parsed: the backend is set instead.
 func (c Config) withDefaults() (Config, error) {
-	servers, chroot, err := parseServers(c.Servers)
-	if err != nil {
-		return c, err
+	if b, ok := seam.Lookup(c.Servers); ok {
+		c.backend = b
+	} else {
+		servers, chroot, err := parseServers(c.Servers)
+		if err != nil {
+			return c, err
+		}
+		c.Servers, c.chroot = servers, chroot
 	}
-	c.Servers, c.chroot = servers, chroot
 	for _, f := range []struct{ name, v string }{{"Group", c.Group}, {"Member", c.Member}} {
 		if err := validateName(f.v); err != nil {
 			return c, fmt.Errorf("%w: %s %s: %w", ErrInvalidConfig, f.name, quoteShort(f.v), err)
@@ -218,8 +229,12 @@ func (c Config) withDefaults() (Config, error) {
 	if err := validateAuth(c.Auth); err != nil {
 		return c, err
 	}
-	if len(c.ACL) == 0 && len(c.Auth) > 0 {
+	switch {
+	case len(c.ACL) > 0:
+	case len(c.Auth) > 0:
 		c.ACL = append(zk.AuthACL(zk.PermAll), zk.WorldACL(zk.PermRead)...)
+	default:
+		c.ACL = zk.WorldACL(zk.PermAll)
 	}
 	if err := validateACL(c.ACL, len(c.Auth) > 0); err != nil {
 		return c, err
@@ -230,6 +245,11 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	seed, err := partitions.Normalize(c.Partitions)
+	if err != nil {
+		return c, fmt.Errorf("%w: Partitions: %w", ErrInvalidConfig, err)
+	}
+	c.Partitions = seed
 	return c, nil
 }
 

@@ -3,10 +3,13 @@ package zkalloc_test
 import (
 	"bytes"
 	"encoding/json"
+	"go/parser"
+	"go/token"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -58,9 +61,11 @@ var policy = []struct{ pkgs, may string }{
 	// imports zk itself only for its public API: Config.ACL is []zk.ACL
 	// and ErrNoAuth is zk.ErrNoAuth.
 	{".", "std zk actor rebalance session membership partitions internal/decision internal/zksession internal/members internal/partset internal/claims internal/zkpath internal/zkservers internal/seam"},
-	// The stopgap that hands zkalloctest the root's member loop, typed;
-	// it goes once zkalloctest drives the real Allocator (phase 2).
-	{"internal/seam", "std actor rebalance session membership partitions internal/decision"},
+	// The seam the root takes its actors through: their interfaces, in
+	// the vocabulary and the decisions' messages, and the registry of
+	// in-memory backends (zkalloctest's). It reaches no ZooKeeper, so
+	// that an in-memory backend needs none.
+	{"internal/seam", "std actor session membership partitions internal/decision"},
 
 	// Floor 5: the tools.
 	{"zkalloctest", "std . actor rebalance session membership partitions internal/decision internal/seam"},
@@ -207,6 +212,8 @@ func TestDependencies(t *testing.T) {
 	}
 	reaches("internal/decision", oneOf("rebalance", "session", "membership", "partitions"),
 		"the decisions use only the standard library, rebalance and the faces: never go-zookeeper, backoff, actor or an I/O package")
+	reaches("internal/seam", oneOf("actor", "rebalance", "session", "membership", "partitions", "internal/decision"),
+		"the seam uses only the runtime, the vocabulary and the decisions: never go-zookeeper or an I/O actor")
 	for _, path := range module {
 		name := short(path)
 		if slices.Contains(workshop, name) || name == "cmd/zkalloc" {
@@ -219,6 +226,22 @@ func TestDependencies(t *testing.T) {
 			if short(dep) == "zkalloctest" || strings.HasPrefix(short(dep), "cmd/") {
 				t.Errorf("%s reaches %s: nothing depends on the tools", name, short(dep))
 			}
+		}
+	}
+}
+
+// The custom-strategy example is what a user copies to write a strategy:
+// it needs the root and rebalance, nothing else of the module.
+func TestCustomStrategyExampleImports(t *testing.T) {
+	t.Parallel()
+	f, err := parser.ParseFile(token.NewFileSet(), "example_strategy_test.go", nil, parser.ImportsOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, imp := range f.Imports {
+		path, _ := strconv.Unquote(imp.Path.Value)
+		if inModule(path) && path != modulePath && path != modulePath+"/rebalance" {
+			t.Errorf("example_strategy_test.go imports %s: the custom-strategy example imports only the root and rebalance", short(path))
 		}
 	}
 }

@@ -1,14 +1,11 @@
 package zkalloc_test
 
 import (
-	"context"
 	"fmt"
 	"log"
-	"time"
 
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/rebalance"
-	"github.com/zkalloc/zkalloc/zkalloctest"
 )
 
 // byTopic gives each topic whole to one member, the topics dealt round
@@ -37,46 +34,34 @@ func (byTopic) Assign(members []string, parts []rebalance.Partition) (map[string
 	return out, nil
 }
 
-// A custom strategy is set in Config.Strategy, the same in every member:
-//
-//	zkalloc.New(zkalloc.Config{..., Strategy: byTopic{}})
-//
-// Here it runs in a zkalloctest group, in memory.
+// A custom strategy is set in Config.Strategy, the same in every member.
+// Every member runs it on the same sorted members and partitions, and
+// takes its own share of the answer; here it runs on its own, as
+// [rebalance.Compute] runs it for the allocator, which also checks the
+// answer (every partition given to exactly one member).
 func Example_customStrategy() {
-	g, err := zkalloctest.NewGroup(zkalloctest.Config{
-		Partitions: map[string][]int32{"orders": {0, 1, 2}, "payments": {0, 1}, "refunds": {0}},
-		Strategy:   byTopic{},
-	})
+	cfg := zkalloc.Config{
+		Servers:  []string{"127.0.0.1:2181"},
+		Group:    "billing",
+		Member:   "a",
+		Strategy: byTopic{},
+	}
+	members := []string{"a", "b"}
+	parts := []zkalloc.Partition{
+		{Topic: "orders", ID: 0}, {Topic: "orders", ID: 1}, {Topic: "orders", ID: 2},
+		{Topic: "payments", ID: 0}, {Topic: "payments", ID: 1},
+		{Topic: "refunds", ID: 0},
+	}
+	assignment, err := rebalance.Compute(cfg.Strategy, members, parts)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer g.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var members []*zkalloctest.Member
-	for _, name := range []string{"a", "b"} {
-		m, err := g.Join(name)
-		if err != nil {
-			log.Fatal(err)
-		}
-		go ackAll(m.Updates())
-		members = append(members, m)
-	}
-	if err := g.WaitConverged(ctx); err != nil {
-		log.Fatal(err)
-	}
 	for _, m := range members {
-		fmt.Println(m.Name(), m.Current().Assigned)
+		fmt.Println(m, assignment[m])
 	}
 	// Output:
 	// a [orders:0 orders:1 orders:2 refunds:0]
 	// b [payments:0 payments:1]
-}
-
-func ackAll(updates <-chan zkalloc.Update) {
-	for u := range updates {
-		u.Ack()
-	}
 }
 
 var _ rebalance.Strategy = byTopic{}

@@ -11,4 +11,4 @@ func WithWrapConn(cfg Config, wrap func(zksession.Conn) zksession.Conn) Config {
 
 // Credentials returns the ID and password of a's ZooKeeper session, for
 // tests that make the server expire it.
-func Credentials(a *Allocator) (int64, []byte) { return a.sess.Credentials() }
+func Credentials(a *Allocator) (int64, []byte) { return a.sess.(*zksession.Session).Credentials() }

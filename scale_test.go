@@ -3,6 +3,7 @@ package zkalloc_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -13,8 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/partset"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
@@ -64,12 +68,16 @@ type setRunner struct {
 
 func runSet(t *testing.T, server string, paths zkpath.Group) *setRunner {
 	t.Helper()
-	sess := zksession.New(zksession.Config{Servers: []string{server}, Timeout: 10 * time.Second})
+	sess := zksession.New(actortest.SessionConfig(zksession.Config{Servers: []string{server}, Timeout: 10 * time.Second}))
 	probe := sess.Subscribe()
-	set, err := partset.New(partset.Config{Paths: paths, Session: sess.Subscribe()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := partset.New(partset.Config{
+		Paths:   paths,
+		Session: sess.Subscribe(),
+		ACL:     zk.WorldACL(zk.PermAll),
+		Resync:  5 * time.Minute,
+		Logger:  slog.New(slog.DiscardHandler),
+		Clock:   actor.RealClock(),
+	})
 	var g actor.Group
 	g.Add("session", sess)
 	g.Add("partitions", set)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/zkalloc/zkalloc/internal/seam"
 )
 
 func TestParseServers(t *testing.T) {
@@ -47,5 +49,21 @@ func TestParseServers(t *testing.T) {
 	}
 	if _, _, err := parseServers([]string{"h:2181", "h:x"}); !errors.Is(err, ErrInvalidConfig) {
 		t.Errorf("parseServers with a bad port = %v, want ErrInvalidConfig", err)
+	}
+}
+
+// The name of an in-memory backend (see package seam) is never a
+// server's address: a config that reaches ZooKeeper never reaches a
+// backend, and one meant for a backend that is not registered (any
+// more) is refused rather than dialled.
+func TestBackendNameIsNoServer(t *testing.T) {
+	t.Parallel()
+	name, unregister := seam.Register("zkalloctest", func(seam.Config) seam.Actors { return seam.Actors{} })
+	unregister()
+	if got, _, err := parseServers([]string{name}); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("parseServers(%q) = %q, %v; want ErrInvalidConfig", name, got, err)
+	}
+	if _, err := New(Config{Servers: []string{name}, Group: "g", Member: "m"}); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("New with the unregistered backend %q: %v, want ErrInvalidConfig", name, err)
 	}
 }

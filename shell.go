@@ -15,8 +15,8 @@ import (
 	"github.com/zkalloc/zkalloc/session"
 )
 
-// shellConfig configures a [shell]. Every field but expire, logger,
-// clock and the observers is required.
+// shellConfig configures a [shell]. Every field but expire and observer
+// is required: New sets them (there are no defaults here).
 type shellConfig struct {
 	core     decision.Config // its Strategy is set from strategy's name
 	strategy rebalance.Strategy
@@ -33,14 +33,11 @@ type shellConfig struct {
 	logger *slog.Logger
 	clock  actor.Clock
 
-	// The observers, if set, are told on the shell's goroutine of each
-	// Update it publishes, of each the consumer receives (acked says
-	// whether it was acked already, taken from Current), and of the ack
-	// of the newest one it received. They must not block. For zkalloctest,
-	// which follows its consumers.
-	published func(Update)
-	received  func(u Update, acked bool)
-	acked     func()
+	// observer, if set, is told on the shell's goroutine of each Update
+	// it publishes, of each the consumer receives, and of the ack of the
+	// newest one it received: for zkalloctest, which follows its
+	// consumers.
+	observer seam.Observer
 }
 
 // shell is the thin loop around the member's decision core, after etcd
@@ -70,12 +67,6 @@ type shell struct {
 }
 
 func newShell(cfg shellConfig) *shell {
-	if cfg.logger == nil {
-		cfg.logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.clock == nil {
-		cfg.clock = actor.RealClock()
-	}
 	cfg.core.Strategy = cfg.strategy.Name()
 	acks := decision.NewAcks()
 	cfg.core.Acks = acks
@@ -227,8 +218,8 @@ func (s *shell) Run(ctx context.Context) error {
 			s.core.Acked(s.acks.Highest())
 			if s.recvAny && !s.recvAcked && s.acks.Acked(s.recv) {
 				s.recvAcked = true
-				if s.cfg.acked != nil {
-					s.cfg.acked()
+				if s.cfg.observer != nil {
+					s.cfg.observer.Acked()
 				}
 			}
 		case <-timer.C():
@@ -279,8 +270,8 @@ func (s *shell) apply(r decision.Ready) {
 	}
 	if r.Publish != nil {
 		u := *r.Publish
-		if s.cfg.published != nil {
-			s.cfg.published(u) // before anyone can see u
+		if s.cfg.observer != nil {
+			s.cfg.observer.Published(u) // before anyone can see u
 		}
 		s.out.Put(u)
 		s.current.Store(&u)
@@ -296,31 +287,7 @@ func (s *shell) apply(r decision.Ready) {
 func (s *shell) delivered(u Update) {
 	s.recv, s.recvAny = u, true
 	s.recvAcked = s.acks.Acked(u) // acked from Current before it was received
-	if s.cfg.received != nil {
-		s.cfg.received(u, s.recvAcked)
-	}
-}
-
-// zkalloctest runs the shell on its in-memory group (see package seam).
-func init() {
-	seam.NewMember = func(c seam.MemberConfig) seam.Member {
-		return newShell(shellConfig{
-			core: decision.Config{
-				Member:          c.Member,
-				Settle:          c.Settle,
-				ReleaseTimeout:  c.ReleaseTimeout,
-				DisconnectGrace: c.DisconnectGrace,
-			},
-			strategy:   c.Strategy,
-			session:    c.Session,
-			members:    c.Members,
-			partitions: c.Partitions,
-			want:       c.Want,
-			held:       c.Held,
-			logger:     c.Logger,
-			published:  c.Published,
-			received:   c.Received,
-			acked:      c.Acked,
-		})
+	if s.cfg.observer != nil {
+		s.cfg.observer.Received(u, s.recvAcked)
 	}
 }

@@ -3,6 +3,7 @@ package zkalloc
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"reflect"
 	"slices"
 	"strings"
@@ -62,6 +63,7 @@ func newHarness(t *testing.T, name string, s rebalance.Strategy, opts options) *
 		core:     decision.Config{Member: name, Settle: opts.settle, ReleaseTimeout: opts.releaseTimeout, DisconnectGrace: opts.grace},
 		strategy: s,
 		session:  h.session, members: h.members, partitions: h.parts, want: h.desired, held: h.held, clock: h.clock,
+		logger: slog.New(slog.DiscardHandler),
 	})
 	var deadlineCancel context.CancelFunc
 	h.ctx, deadlineCancel = context.WithTimeout(context.Background(), 10*time.Second)

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc"
+	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/seam"
+	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
@@ -23,21 +26,29 @@ type Config struct {
 	// Strategy computes the assignment; default [rebalance.Balanced], as
 	// in zkalloc.
 	Strategy rebalance.Strategy
-	// Settle, ReleaseTimeout and DisconnectGrace are those of
-	// zkalloc.Config, with the same defaults. A short ReleaseTimeout
-	// tests a consumer that does not ack.
+	// Settle, ReleaseTimeout, DisconnectGrace and DepartureDelay are
+	// those of zkalloc.Config, with the same defaults; each member's
+	// Allocator runs with them. A short ReleaseTimeout tests a consumer
+	// that does not ack. With DepartureDelay, a member that leaves
+	// ([Member.Close], [Member.Crash], [Member.LoseSession]) keeps its
+	// seat: its partitions are nobody's and nobody else's move until it
+	// joins again under the same name (and gets the same ones back) or
+	// the delay runs out (and the others take them over). Until then the
+	// group has not converged.
 	Settle          time.Duration
 	ReleaseTimeout  time.Duration
 	DisconnectGrace time.Duration
+	DepartureDelay  time.Duration
 	// Logger receives the members' logs; default none.
 	Logger *slog.Logger
 }
 
 // Group is an in-memory consumer group: what ZooKeeper holds for a real
-// one (the members, the shared partition set and the ownership claims),
-// kept in memory, and members that run zkalloc's own decisions and
-// hand-off on it. Create it with [NewGroup] and add members with
-// [Group.Join]. Its methods are safe for concurrent use.
+// one (the members, their seats, the shared partition set and the
+// ownership claims), kept in memory, and members that are real
+// zkalloc Allocators keeping their group in it. Create it with
+// [NewGroup] and add members with [Group.Join]. Its methods are safe for
+// concurrent use.
 type Group struct {
 	cfg Config
 
@@ -45,14 +56,16 @@ type Group struct {
 	changed     chan struct{} // closed and replaced on every change
 	zxid        int64         // counts changes, like ZooKeeper's
 	membersZxid int64         // the last change to the member list
+	seatsZxid   int64         // the last change to the seat list
 	partsZxid   int64         // the last change to the partition set
 	lastSession int64
 	parts       map[string][]int32
 	partList    []zkalloc.Partition // parts, sorted
 	registered  map[string]*Member  // the member nodes: by name, those with a session
 	names       []string            // registered's names, sorted
+	seats       map[string]int32    // the seat nodes (DepartureDelay): their versions
 	owners      map[zkalloc.Partition]claim
-	running     map[string]*Member // joined and neither closed nor crashed
+	running     map[string]*Member // joined and neither closed, crashed nor stopped
 	closed      bool
 }
 
@@ -64,17 +77,25 @@ type claim struct {
 }
 
 // NewGroup returns a group whose shared set is cfg.Partitions, with no
-// member. A bad Partitions is an error wrapping [zkalloc.ErrInvalidConfig].
+// member. A bad Partitions or a negative duration is an error wrapping
+// [zkalloc.ErrInvalidConfig].
 func NewGroup(cfg Config) (*Group, error) {
 	parts, err := partitions.Normalize(cfg.Partitions)
 	if err != nil {
 		return nil, fmt.Errorf("%w: Partitions: %w", zkalloc.ErrInvalidConfig, err)
 	}
-	if cfg.Strategy == nil {
-		cfg.Strategy = rebalance.Balanced
-	}
-	if cfg.ReleaseTimeout <= 0 {
-		cfg.ReleaseTimeout = zkalloc.DefaultReleaseTimeout
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"Settle", cfg.Settle},
+		{"ReleaseTimeout", cfg.ReleaseTimeout},
+		{"DisconnectGrace", cfg.DisconnectGrace},
+		{"DepartureDelay", cfg.DepartureDelay},
+	} {
+		if d.v < 0 {
+			return nil, fmt.Errorf("%w: %s %v: negative", zkalloc.ErrInvalidConfig, d.name, d.v)
+		}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -83,6 +104,7 @@ func NewGroup(cfg Config) (*Group, error) {
 		cfg:        cfg,
 		changed:    make(chan struct{}),
 		registered: make(map[string]*Member),
+		seats:      make(map[string]int32),
 		owners:     make(map[zkalloc.Partition]claim),
 		running:    make(map[string]*Member),
 	}
@@ -91,15 +113,37 @@ func NewGroup(cfg Config) (*Group, error) {
 }
 
 // Join starts a member named name and returns once its first Update is
-// ready on [Member.Updates], like [zkalloc.Allocator.Start]. A name held
-// by a running member is refused with an error wrapping
-// [zkalloc.ErrDuplicateMember]; the name of a closed or crashed one may
-// join again. A strategy that fails on the first view holds Join up, as
-// it holds up Start; Config.Logger says why.
+// ready on [Member.Updates], like [zkalloc.Allocator.Start]: the member is
+// a *zkalloc.Allocator, made by zkalloc.New with the group's Config and
+// started, whose session, member list, partition set and claims are
+// kept in the group. A name held by a running member is refused with an
+// error wrapping [zkalloc.ErrDuplicateMember], and so is one whose
+// member node another's session holds (a member that is closing); the
+// name of a closed or crashed one may join again. A bad name is an error
+// wrapping [zkalloc.ErrInvalidConfig]. A strategy that fails on the
+// first view holds Join up, as it holds up Start; Config.Logger says
+// why.
 func (g *Group) Join(name string) (*Member, error) {
-	if err := rebalance.ValidateName(name); err != nil {
-		return nil, fmt.Errorf("%w: Member: %w", zkalloc.ErrInvalidConfig, err)
+	m := &Member{g: g, name: name, states: actor.NewLatest[session.State](), done: make(chan struct{}), acked: true}
+	// The in-memory backend is registered for this one zkalloc.New.
+	server, unregister := seam.Register("zkalloctest", m.actors)
+	alloc, err := zkalloc.New(zkalloc.Config{
+		Servers:         []string{server},
+		Group:           "zkalloctest",
+		Member:          name,
+		Strategy:        g.cfg.Strategy,
+		Settle:          g.cfg.Settle,
+		ReleaseTimeout:  g.cfg.ReleaseTimeout,
+		DisconnectGrace: g.cfg.DisconnectGrace,
+		DepartureDelay:  g.cfg.DepartureDelay,
+		Logger:          g.cfg.Logger,
+	})
+	unregister()
+	if err != nil {
+		return nil, err
 	}
+	m.alloc = alloc
+
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
@@ -109,18 +153,14 @@ func (g *Group) Join(name string) (*Member, error) {
 		g.mu.Unlock()
 		return nil, fmt.Errorf("zkalloctest: join %q: %w", name, zkalloc.ErrDuplicateMember)
 	}
-	m := newMember(g, name)
 	g.running[name] = m
 	g.mu.Unlock()
+	// (An Allocator that was never started has nothing to close.)
 
-	m.start()
-	m.connect(false)
-	select {
-	case <-m.act.Ready():
-		return m, nil
-	case <-m.done:
-		return nil, zkalloc.ErrClosed
+	if err := alloc.Start(context.Background()); err != nil {
+		return nil, err // it has stopped, and left the running members
 	}
+	return m, nil
 }
 
 // Close stops every member still running as [Member.Crash] does, waiting
@@ -174,7 +214,12 @@ func (g *Group) WaitConverged(ctx context.Context) error {
 
 // converged is WaitConverged's condition; g.mu held.
 func (g *Group) converged() bool {
-	gen := max(g.membersZxid, g.partsZxid)
+	gen := max(g.membersZxid, g.seatsZxid, g.partsZxid)
+	for _, m := range g.running {
+		if m.st.Status == session.Up && g.registered[m.name] != m {
+			return false // its members actor is about to register it
+		}
+	}
 	n := 0
 	seen := make(map[zkalloc.Partition]bool, len(g.partList))
 	for _, m := range g.registered {
@@ -220,12 +265,50 @@ func (g *Group) setParts(parts map[string][]int32) {
 	g.partsZxid = g.tick()
 }
 
-// register adds m's member node; g.mu held.
-func (g *Group) register(m *Member) {
+// register adds m's member node and, with seats, creates its seat or
+// bumps its version; g.mu held.
+func (g *Group) register(m *Member, seats bool) {
 	g.registered[m.name] = m
 	g.names = slices.Sorted(maps.Keys(g.registered))
 	g.membersZxid = g.tick()
+	if seats {
+		if v, ok := g.seats[m.name]; ok {
+			g.seats[m.name] = v + 1 // the seat list is unchanged
+		} else {
+			g.seats[m.name] = 0
+			g.seatsZxid = g.tick()
+		}
+	}
 	g.change()
+}
+
+// unseat deletes the seat s.Name if it is still at s.Version (its member
+// has not joined again since); g.mu held.
+func (g *Group) unseat(s membership.Seat) {
+	if v, ok := g.seats[s.Name]; !ok || v != s.Version {
+		return
+	}
+	delete(g.seats, s.Name)
+	g.seatsZxid = g.tick()
+	g.change()
+}
+
+// memberView is the member list as a member whose session is st reads
+// it, with the seats if it keeps them; g.mu held.
+func (g *Group) memberView(st session.State, seats bool) membership.View {
+	v := membership.View{Members: g.names, Zxid: g.membersZxid, SessionID: st.SessionID, Reconnects: st.Reconnects}
+	if !seats {
+		return v
+	}
+	v.Zxid = max(v.Zxid, g.seatsZxid)
+	for _, name := range slices.Sorted(maps.Keys(g.seats)) {
+		seat := membership.Seat{Name: name, Version: -1} // live: no version read
+		if _, live := g.registered[name]; !live {
+			seat.Version = g.seats[name]
+		}
+		v.Seats = append(v.Seats, seat)
+	}
+	return v
 }
 
 // expire deletes the nodes of m's session: its member node and claims;
@@ -247,16 +330,11 @@ func (g *Group) expire(m *Member, sid int64) {
 	g.change()
 }
 
-// edit adds parts to the shared set, or removes them.
-func (g *Group) edit(remove bool, parts map[string][]int32) error {
-	norm, err := partitions.Normalize(parts)
-	if err != nil {
-		return err
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
+// edit adds normalized parts to the shared set, or removes them; g.mu
+// held.
+func (g *Group) edit(remove bool, parts map[string][]int32) {
 	next := maps.Clone(g.parts)
-	for topic, ids := range norm {
+	for topic, ids := range parts {
 		if remove {
 			next[topic] = partitions.Subtract(next[topic], ids)
 		} else {
@@ -267,11 +345,10 @@ func (g *Group) edit(remove bool, parts map[string][]int32) error {
 		}
 	}
 	if maps.EqualFunc(next, g.parts, slices.Equal) {
-		return nil
+		return
 	}
 	g.setParts(next)
 	g.change()
-	return nil
 }
 
 // wait waits until cond, called with g.mu held, is true, or ctx ends.

@@ -3,6 +3,8 @@ package actortest
 
 import (
 	"context"
+	"log/slog"
+	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -54,13 +56,33 @@ func AwaitChan[T any](tb testing.TB, ch <-chan T, last *T, within time.Duration,
 	return *last
 }
 
+// SessionConfig returns cfg with the fields a test leaves out filled in,
+// as the allocator would fill them: a Timeout of 10 s, net.DialTimeout,
+// a Logger that discards, the real clock. The session actor has no
+// defaults of its own.
+func SessionConfig(cfg zksession.Config) zksession.Config {
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	if cfg.Dialer == nil {
+		cfg.Dialer = net.DialTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = actor.RealClock()
+	}
+	return cfg
+}
+
 // Observe runs a plain session to servers for a test's own reads and
 // writes and returns its state once it is up, failing tb if it is not
 // within the given time. The session stops when the test ends. Call it
 // from the test's goroutine.
 func Observe(tb testing.TB, servers []string, within time.Duration) zksession.State {
 	tb.Helper()
-	sess := zksession.New(zksession.Config{Servers: servers, Timeout: 10 * time.Second})
+	sess := zksession.New(SessionConfig(zksession.Config{Servers: servers}))
 	probe := sess.Subscribe()
 	Run(tb, "observer", sess.Run)
 	var st zksession.State
@@ -125,13 +147,13 @@ func (r *Running) Stop() {
 	})
 }
 
-// StartWithSession runs a session with cfg and, in one [actor.Group] with
-// it, the actor that newActor builds on a subscription to that session,
-// as [Go] does. It returns the running group and another subscription,
+// StartWithSession runs a session with cfg (filled by [SessionConfig])
+// and, in one [actor.Group] with it, the actor that newActor builds on a
+// subscription to that session, as [Go] does. It returns the running group and another subscription,
 // for the test to follow the session.
 func StartWithSession(tb testing.TB, cfg zksession.Config, what string, newActor func(*actor.Latest[zksession.State]) actor.Actor) (*Running, *actor.Latest[zksession.State]) {
 	tb.Helper()
-	sess := zksession.New(cfg)
+	sess := zksession.New(SessionConfig(cfg))
 	probe := sess.Subscribe()
 	a := newActor(sess.Subscribe())
 	var g actor.Group

@@ -24,15 +24,17 @@ import (
 	"github.com/zkalloc/zkalloc/session"
 )
 
-// Config configures an [Actor]. Paths, Member and Session are
-// required.
+// Config configures an [Actor]. Every field is required but Strategy
+// and CheckEvery: the allocator sets them all (its New), and [New]
+// panics, naming the field, if one is missing. There are no defaults
+// here.
 type Config struct {
 	Paths   zkpath.Group
 	Member  string
 	Session *actor.Latest[zksession.State]
 	Logger  *slog.Logger
 	Clock   actor.Clock
-	// ACL is given to the nodes the actor creates; default world-all.
+	// ACL is given to the nodes the actor creates.
 	ACL []zk.ACL
 
 	// Settle and ReleaseTimeout are the member's (see [decision.Config]):
@@ -150,16 +152,11 @@ type Actor struct {
 	saturatedLogged bool // the owners node's saturated counter was logged (see claims_proof.go)
 }
 
-// New returns a claims actor; it starts nothing.
+// New returns a claims actor; it starts nothing. It panics if cfg misses
+// a required field: a programming error.
 func New(cfg Config) *Actor {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = actor.RealClock()
-	}
-	if len(cfg.ACL) == 0 {
-		cfg.ACL = zk.WorldACL(zk.PermAll)
+	if f := cfg.missing(); f != "" {
+		panic("claims: New: Config." + f + " is required")
 	}
 	return &Actor{
 		cfg:        cfg,
@@ -183,6 +180,25 @@ func New(cfg Config) *Actor {
 		rewatching:     make(map[int64]string),
 		loop:           ioloop.New(ioloop.Config{Session: cfg.Session, Clock: cfg.Clock, Logger: cfg.Logger, What: "claim update"}),
 	}
+}
+
+// missing names the first required field of c that is not set, or "".
+func (c Config) missing() string {
+	switch {
+	case c.Paths.Group == "":
+		return "Paths"
+	case c.Member == "":
+		return "Member"
+	case c.Session == nil:
+		return "Session"
+	case c.Logger == nil:
+		return "Logger"
+	case c.Clock == nil:
+		return "Clock"
+	case len(c.ACL) == 0:
+		return "ACL"
+	}
+	return ""
 }
 
 // Want is where the actor takes the claims wanted from, latest-wins: the

@@ -34,13 +34,33 @@ func (c ownersConn) Exists(string) (bool, *zk.Stat, error) {
 	return true, &st, nil
 }
 
+// testClaims returns an actor on a session cell of its own, logging to
+// logger (none if nil), with what the allocator would set for the rest.
 func testClaims(logger *slog.Logger) *Actor {
-	return New(Config{
-		Paths:   zkpath.Group{Root: "/zkalloc", Group: "g"},
-		Member:  "m",
-		Session: actor.NewLatest[zksession.State](),
-		Logger:  logger,
-	})
+	return New(testConfig(Config{Session: actor.NewLatest[zksession.State](), Logger: logger}))
+}
+
+// testConfig returns cfg with the fields a test leaves out filled in:
+// the group g under /zkalloc, member m, and as the allocator would fill
+// them, world-all ACL, a Logger that discards, the real clock. The actor
+// has no defaults of its own.
+func testConfig(cfg Config) Config {
+	if cfg.Paths.Group == "" {
+		cfg.Paths = zkpath.Group{Root: "/zkalloc", Group: "g"}
+	}
+	if cfg.Member == "" {
+		cfg.Member = "m"
+	}
+	if len(cfg.ACL) == 0 {
+		cfg.ACL = zk.WorldACL(zk.PermAll)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = actor.RealClock()
+	}
+	return cfg
 }
 
 // Since ZooKeeper 3.6 the count of creates under the owners node stops at
@@ -122,7 +142,7 @@ func TestChecksReadClaimsOnceTheCounterSaturates(t *testing.T) {
 // survived a move to another server.)
 func TestProofBaseDroppedOnAFreshConnection(t *testing.T) {
 	in := actor.NewLatest[zksession.State]()
-	c := New(Config{Paths: zkpath.Group{Root: "/zkalloc", Group: "g"}, Member: "m", Session: in})
+	c := New(testConfig(Config{Session: in}))
 	defer c.loop.Stop()
 	defer c.checkTimer.Stop()
 	up := func(reconnects uint64) {

@@ -70,7 +70,7 @@ func startClaimerWith(t *testing.T, servers []string, name string, timeout time.
 		if configure != nil {
 			configure(&cfg)
 		}
-		ca := claims.New(cfg)
+		ca := claims.New(claims.FillConfig(cfg))
 		c.desired, c.held = ca.Want(), ca.Held()
 		return ca
 	})

@@ -18,7 +18,9 @@ import (
 	"github.com/zkalloc/zkalloc/session"
 )
 
-// Config configures a [Actor]. Paths, Member and Session are required.
+// Config configures an [Actor]. Every field is required but Info and
+// Seats: the allocator sets them all (its New), and [New] panics, naming
+// the field, if one is missing. There are no defaults here.
 type Config struct {
 	Paths  zkpath.Group
 	Member string
@@ -32,9 +34,9 @@ type Config struct {
 	// created (or its version bumped) at every registration, and lists
 	// the group's seats in every View: DepartureDelay.
 	Seats bool
-	// ACL is given to the nodes the actor creates; default world-all.
+	// ACL is given to the nodes the actor creates.
 	ACL []zk.ACL
-	// Resync is the period of the safety re-list; default 30s.
+	// Resync is the period of the safety re-list.
 	Resync time.Duration
 	Logger *slog.Logger
 	Clock  actor.Clock
@@ -68,19 +70,11 @@ type Actor struct {
 	seatWatch <-chan zk.Event                  // on the seat list
 }
 
-// New returns a members actor; it starts nothing.
+// New returns a members actor; it starts nothing. It panics if cfg
+// misses a required field: a programming error.
 func New(cfg Config) *Actor {
-	if cfg.Resync == 0 {
-		cfg.Resync = 30 * time.Second
-	}
-	if len(cfg.ACL) == 0 {
-		cfg.ACL = zk.WorldACL(zk.PermAll)
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = actor.RealClock()
+	if f := cfg.missing(); f != "" {
+		panic("members: New: Config." + f + " is required")
 	}
 	return &Actor{
 		cfg:         cfg,
@@ -91,6 +85,27 @@ func New(cfg Config) *Actor {
 		needPeers:   cfg.Info.Strategy != "",
 		expire:      actor.NewLatest[[]membership.Seat](),
 	}
+}
+
+// missing names the first required field of c that is not set, or "".
+func (c Config) missing() string {
+	switch {
+	case c.Paths.Group == "":
+		return "Paths"
+	case c.Member == "":
+		return "Member"
+	case c.Session == nil:
+		return "Session"
+	case len(c.ACL) == 0:
+		return "ACL"
+	case c.Resync <= 0:
+		return "Resync"
+	case c.Logger == nil:
+		return "Logger"
+	case c.Clock == nil:
+		return "Clock"
+	}
+	return ""
 }
 
 // Views delivers member lists, latest-wins: a slow reader gets the newest

@@ -2,6 +2,7 @@ package members_test
 
 import (
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -55,10 +56,29 @@ func startMemberWrapped(t *testing.T, servers []string, name string, info member
 			if configure != nil {
 				configure(&cfg)
 			}
-			m.m = members.New(cfg)
+			m.m = members.New(testConfig(cfg))
 			return m.m
 		})
 	return m
+}
+
+// testConfig returns cfg with the fields a test leaves out filled in, as
+// the allocator would fill them: world-all ACL, a 30 s Resync, a Logger
+// that discards, the real clock. The actor has no defaults of its own.
+func testConfig(cfg members.Config) members.Config {
+	if len(cfg.ACL) == 0 {
+		cfg.ACL = zk.WorldACL(zk.PermAll)
+	}
+	if cfg.Resync == 0 {
+		cfg.Resync = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = actor.RealClock()
+	}
+	return cfg
 }
 
 // waitSession waits until a published session state satisfies ok.

@@ -170,11 +170,7 @@ func TestSetSeedPastMaxPartitions(t *testing.T) {
 	}
 	run, _ := actortest.StartWithSession(t, zksession.Config{Servers: []string{srv.Addr()}, Timeout: 4 * time.Second}, "partitions",
 		func(sub *actor.Latest[zksession.State]) actor.Actor {
-			set, err := partset.New(partset.Config{Paths: paths, Seed: map[string][]int32{"b": {0}}, Session: sub})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return set
+			return partset.New(testConfig(partset.Config{Paths: paths, Seed: map[string][]int32{"b": {0}}, Session: sub}))
 		})
 	run.MayFail()
 	select {

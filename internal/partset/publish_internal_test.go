@@ -2,9 +2,14 @@ package partset
 
 import (
 	"errors"
+	"log/slog"
 	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/actor"
+	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
 )
 
@@ -14,10 +19,14 @@ import (
 // zxid; the view is compared in full all the same.)
 func TestPublishComparesCorruptTopics(t *testing.T) {
 	t.Parallel()
-	s, err := New(Config{Session: actor.NewLatest[zksession.State]()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := New(Config{
+		Paths:   zkpath.Group{Root: "/zkalloc", Group: "g"},
+		Session: actor.NewLatest[zksession.State](),
+		ACL:     zk.WorldACL(zk.PermAll),
+		Resync:  time.Minute,
+		Logger:  slog.New(slog.DiscardHandler),
+		Clock:   actor.RealClock(),
+	})
 	s.seed = nil // merged
 	bad := func(why string) topicState { return topicState{mzxid: 7, err: errors.New(why)} }
 	steps := []struct {

@@ -23,17 +23,20 @@ import (
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 
-// Config configures a [Set]. Paths and Session are required.
+// Config configures a [Set]. Every field is required but Seed: the
+// allocator sets them all (its New), and [New] panics, naming the field,
+// if one is missing. There are no defaults here.
 type Config struct {
 	Paths zkpath.Group
 	// Seed is merged into the set once, in the first session, before the
-	// first view is published.
+	// first view is published. It is valid, as [partitions.Normalize]
+	// checks it (the allocator's New has).
 	Seed    map[string][]int32
 	Session *actor.Latest[zksession.State]
-	// ACL is given to the nodes the actor creates; default world-all.
+	// ACL is given to the nodes the actor creates.
 	ACL []zk.ACL
-	// Resync is the period of a safety re-read of the whole set; default
-	// 5 minutes. The set is also re-read after every reconnection.
+	// Resync is the period of a safety re-read of the whole set. The set
+	// is also re-read after every reconnection.
 	Resync time.Duration
 	Logger *slog.Logger
 	Clock  actor.Clock
@@ -72,24 +75,15 @@ type topicState struct {
 	unread bool
 }
 
-// New returns a set actor; it starts nothing. The seed is validated by
-// [partitions.Normalize] first.
-func New(cfg Config) (*Set, error) {
+// New returns a set actor; it starts nothing. It panics if cfg misses a
+// required field or its seed is invalid: a programming error.
+func New(cfg Config) *Set {
+	if f := cfg.missing(); f != "" {
+		panic("partset: New: Config." + f + " is required")
+	}
 	seed, err := partitions.Normalize(cfg.Seed)
 	if err != nil {
-		return nil, fmt.Errorf("seed: %w", err)
-	}
-	if cfg.Resync == 0 {
-		cfg.Resync = 5 * time.Minute
-	}
-	if len(cfg.ACL) == 0 {
-		cfg.ACL = zk.WorldACL(zk.PermAll)
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = actor.RealClock()
+		panic(fmt.Sprintf("partset: New: Config.Seed: %v", err))
 	}
 	return &Set{
 		cfg:     cfg,
@@ -101,7 +95,26 @@ func New(cfg Config) (*Set, error) {
 		topics:  make(map[string]topicState),
 		watches: zkwatch.New(),
 		loop:    ioloop.New(ioloop.Config{Session: cfg.Session, Clock: cfg.Clock, Logger: cfg.Logger, What: "partition set update", Fatal: isFatal}),
-	}, nil
+	}
+}
+
+// missing names the first required field of c that is not set, or "".
+func (c Config) missing() string {
+	switch {
+	case c.Paths.Group == "":
+		return "Paths"
+	case c.Session == nil:
+		return "Session"
+	case len(c.ACL) == 0:
+		return "ACL"
+	case c.Resync <= 0:
+		return "Resync"
+	case c.Logger == nil:
+		return "Logger"
+	case c.Clock == nil:
+		return "Clock"
+	}
+	return ""
 }
 
 // errFatal marks the errors that stop the actor.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -47,15 +48,31 @@ func startSetWith(t *testing.T, servers []string, paths zkpath.Group, seed map[s
 			if configure != nil {
 				configure(&cfg)
 			}
-			set, err := partset.New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m.set = set
-			return set
+			m.set = partset.New(testConfig(cfg))
+			return m.set
 		})
 	m.conn = m.waitSession("up", actortest.IsUp).Conn
 	return m
+}
+
+// testConfig returns cfg with the fields a test leaves out filled in, as
+// the allocator would fill them: world-all ACL, a 5 minute Resync, a
+// Logger that discards, the real clock. The actor has no defaults of its
+// own.
+func testConfig(cfg partset.Config) partset.Config {
+	if len(cfg.ACL) == 0 {
+		cfg.ACL = zk.WorldACL(zk.PermAll)
+	}
+	if cfg.Resync == 0 {
+		cfg.Resync = 5 * time.Minute
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = actor.RealClock()
+	}
+	return cfg
 }
 
 // waitSession waits until a published session state satisfies ok.

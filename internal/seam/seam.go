@@ -1,66 +1,81 @@
-// Package seam lets package zkalloctest run the allocator's member loop
-// (package zkalloc's unexported shell around the member's decision core)
-// on its in-memory group, with types on both sides and no exported name
-// in package zkalloc. Package zkalloc sets [NewMember] when it is
-// initialized; zkalloctest imports zkalloc, so it is set before
-// zkalloctest calls it.
+// Package seam is where an Allocator takes its actors from: the four
+// actors it runs around its member loop, as typed interfaces ([Actors]),
+// and a registry of in-memory backends that build them in place of
+// ZooKeeper's, for package zkalloctest.
 //
-// It is a stopgap: once zkalloctest drives the real Allocator through
-// in-memory actors, it needs the loop no more, and this package goes.
+// A backend is registered under a name ([Register]) as a database/sql
+// driver is, and named in Config.Servers, alone: zkalloc.New builds the
+// Allocator's actors with it then, and runs them exactly as it runs its
+// ZooKeeper actors, with the same member loop, drain, DepartureDelay,
+// Stats and fatal errors. Nothing outside the module can register one,
+// and a registered name is never a server's address (its port is not a
+// number), so no real configuration reaches a backend. The root package
+// exports nothing for it.
 package seam
 
 import (
-	"context"
+	"fmt"
 	"log/slog"
+	"sync"
 	"time"
-
-	"github.com/zkalloc/zkalloc/actor"
-	"github.com/zkalloc/zkalloc/internal/decision"
-	"github.com/zkalloc/zkalloc/membership"
-	"github.com/zkalloc/zkalloc/partitions"
-	"github.com/zkalloc/zkalloc/rebalance"
-	"github.com/zkalloc/zkalloc/session"
 )
 
-// MemberConfig configures a [Member]: the fields of zkalloc.Config the
-// member's decisions use, the inputs that the session, membership,
-// partitions and claims actors would give it, and observers of its
-// consumer. Every field but Logger and the observers is required.
-type MemberConfig struct {
-	Member                                  string
-	Strategy                                rebalance.Strategy
-	Settle, ReleaseTimeout, DisconnectGrace time.Duration
-
-	Session    *actor.Latest[session.State]
-	Members    <-chan membership.View
-	Partitions <-chan partitions.View
-	// Want goes to the claims actor; Held comes from it.
-	Want *actor.Latest[decision.Want]
-	Held *actor.Latest[decision.Held]
-
+// Config is what a [Backend] is told of the Allocator it builds actors
+// for, from its Config with the defaults filled in.
+type Config struct {
+	// Member is the member's name.
+	Member string
+	// Seed is Config.Partitions, normalized: the partitions actor merges
+	// it into the shared set in the first session.
+	Seed map[string][]int32
+	// Seats says that the members actor keeps seats (DepartureDelay > 0):
+	// it keeps this member's seat, and lists the group's in its Views.
+	Seats bool
+	// SessionTimeout is the session timeout asked for.
+	SessionTimeout time.Duration
+	// Logger is the Allocator's, with the group and member named.
 	Logger *slog.Logger
-
-	// The observers, if set, are told on the member's goroutine of each
-	// Update it publishes, of each its consumer receives (acked says
-	// whether it was acked already, taken from Current), and of the ack
-	// of the newest one received. They must not block.
-	Published func(decision.Update)
-	Received  func(u decision.Update, acked bool)
-	Acked     func()
 }
 
-// Member is the allocator's member loop, as zkalloc's Allocator runs it.
-type Member interface {
-	// Run publishes Updates until ctx is cancelled, then drains, as
-	// zkalloc's Close does; it closes Updates when it returns.
-	Run(ctx context.Context) error
-	// Updates, Current and Ready are the Allocator's Updates and
-	// Current, and a channel closed once the first Update is published.
-	Updates() <-chan decision.Update
-	Current() (decision.Update, bool)
-	Ready() <-chan struct{}
+// Backend builds the actors of one Allocator. zkalloc.New calls it once,
+// and the Allocator then runs what it returns, which must start nothing
+// before Run.
+type Backend func(Config) Actors
+
+var registry struct {
+	mu       sync.Mutex
+	last     uint64
+	backends map[string]Backend
 }
 
-// NewMember returns a member loop that starts nothing; package zkalloc
-// sets it.
-var NewMember func(MemberConfig) Member
+// Register registers b under a new name, which it returns, until
+// unregister is called: an Allocator whose Config.Servers is that name
+// alone takes its actors from b. The name is "<prefix>:backend-<n>".
+// Safe for concurrent use.
+func Register(prefix string, b Backend) (name string, unregister func()) {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	registry.last++
+	name = fmt.Sprintf("%s:backend-%d", prefix, registry.last)
+	if registry.backends == nil {
+		registry.backends = make(map[string]Backend)
+	}
+	registry.backends[name] = b
+	return name, func() {
+		registry.mu.Lock()
+		defer registry.mu.Unlock()
+		delete(registry.backends, name)
+	}
+}
+
+// Lookup returns the backend that servers name, if servers is one name
+// under which a backend is registered. Safe for concurrent use.
+func Lookup(servers []string) (Backend, bool) {
+	if len(servers) != 1 {
+		return nil, false
+	}
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	b, ok := registry.backends[servers[0]]
+	return b, ok
+}

@@ -70,8 +70,8 @@ func TestSessionAuthOnEveryConnection(t *testing.T) {
 func TestSessionAuthRefused(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
-	s := zksession.New(zksession.Config{Servers: []string{srv.Addr()}, Timeout: 4 * time.Second, Logger: slog.New(slog.DiscardHandler),
-		Auth: []zksession.Auth{{Scheme: "nosuchscheme", Credentials: []byte("x")}}})
+	s := zksession.New(actortest.SessionConfig(zksession.Config{Servers: []string{srv.Addr()}, Timeout: 4 * time.Second, Logger: slog.New(slog.DiscardHandler),
+		Auth: []zksession.Auth{{Scheme: "nosuchscheme", Credentials: []byte("x")}}}))
 	sub := s.Subscribe()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -2,11 +2,14 @@ package zksession
 
 import (
 	"encoding/binary"
+	"log/slog"
 	"net"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/zkalloc/zkalloc/actor"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -107,7 +110,7 @@ func TestHandshakeBoundFollowsGrantedTimeout(t *testing.T) {
 		b.Close()
 		return a, nil
 	}
-	s := New(Config{Servers: []string{"127.0.0.1:1"}, Timeout: 30 * time.Second, Dialer: dialer})
+	s := New(Config{Servers: []string{"127.0.0.1:1"}, Timeout: 30 * time.Second, Dialer: dialer, Logger: slog.New(slog.DiscardHandler), Clock: actor.RealClock()})
 	bound := func() time.Duration {
 		t.Helper()
 		c, err := s.dial("tcp", "127.0.0.1:1", time.Second)

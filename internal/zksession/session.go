@@ -26,15 +26,17 @@ import (
 // the one in [Config.Timeout] only until a server first answers.
 const handshakeFraction = 1.0 / 3
 
-// Config configures a [Session]. Servers is required; zero values of the
-// other fields mean their defaults.
+// Config configures a [Session]. Every field is required but WrapConn,
+// Auth and QuorumCheck: the allocator sets them all (its New), and
+// [New] panics, naming the field, if one is missing. There are no
+// defaults here.
 type Config struct {
 	Servers []string
 	// Timeout is the session timeout asked of the server, which may grant
-	// another within its bounds. Default 10s.
+	// another within its bounds.
 	Timeout time.Duration
-	// Dialer opens connections to servers; default net.DialTimeout. Tests
-	// use it to put a fault-injecting proxy in the way.
+	// Dialer opens connections to servers, such as net.DialTimeout.
+	// Tests use it to put a fault-injecting proxy in the way.
 	Dialer zk.Dialer
 	// WrapConn, if set, wraps the client handed to subscribers, for
 	// instrumentation such as counting requests.
@@ -80,24 +82,33 @@ type Session struct {
 	authPending chan error
 }
 
-// New returns a session actor; it starts nothing.
+// New returns a session actor; it starts nothing. It panics if cfg
+// misses a required field: a programming error.
 func New(cfg Config) *Session {
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 10 * time.Second
-	}
-	if cfg.Dialer == nil {
-		cfg.Dialer = net.DialTimeout
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = actor.RealClock()
+	if f := cfg.missing(); f != "" {
+		panic("zksession: New: Config." + f + " is required")
 	}
 	s := &Session{cfg: cfg, events: newEventQueue(), link: newLink(), conns: make(map[net.Conn]struct{})}
 	s.lease.quorum = cfg.QuorumCheck != ""
 	s.failures.logger, s.failures.now = cfg.Logger, cfg.Clock.Now
 	return s
+}
+
+// missing names the first required field of c that is not set, or "".
+func (c Config) missing() string {
+	switch {
+	case len(c.Servers) == 0:
+		return "Servers"
+	case c.Timeout <= 0:
+		return "Timeout"
+	case c.Dialer == nil:
+		return "Dialer"
+	case c.Logger == nil:
+		return "Logger"
+	case c.Clock == nil:
+		return "Clock"
+	}
+	return ""
 }
 
 // Failure reports whether a session is up and, if none is, the last error

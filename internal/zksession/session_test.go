@@ -48,7 +48,7 @@ func run(t *testing.T, servers []string, timeout time.Duration) (*zksession.Sess
 func runConfig(t testing.TB, cfg zksession.Config) (*zksession.Session, *watcher, func() time.Duration) {
 	t.Helper()
 	cfg.Logger = slog.New(slog.DiscardHandler)
-	s := zksession.New(cfg)
+	s := zksession.New(actortest.SessionConfig(cfg))
 	w := &watcher{t: t, sub: s.Subscribe(), states: zksession.Record(s)}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -169,7 +169,7 @@ func TestSessionCancelledBeforeConnect(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	s := zksession.New(zksession.Config{Servers: []string{"127.0.0.1:1"}})
+	s := zksession.New(actortest.SessionConfig(zksession.Config{Servers: []string{"127.0.0.1:1"}}))
 	sub := s.Subscribe()
 	if err := s.Run(ctx); err != nil {
 		t.Fatalf("Run() = %v", err)

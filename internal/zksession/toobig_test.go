@@ -21,7 +21,7 @@ func TestSessionLogsAReplyTooBig(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	logs := actortest.NewLogs()
-	s := zksession.New(zksession.Config{Servers: []string{srv.Addr()}, Timeout: 4 * time.Second, Logger: slog.New(logs)})
+	s := zksession.New(actortest.SessionConfig(zksession.Config{Servers: []string{srv.Addr()}, Timeout: 4 * time.Second, Logger: slog.New(logs)}))
 	w := &watcher{t: t, sub: s.Subscribe()}
 	actortest.Run(t, "session", s.Run)
 	up := w.waitFor("up", 10*time.Second, actortest.IsUp)

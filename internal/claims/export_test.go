@@ -1,0 +1,4 @@
+package claims
+
+// FillConfig is testConfig, for the package's external tests.
+var FillConfig = testConfig
