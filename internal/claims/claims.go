@@ -24,10 +24,10 @@ import (
 	"github.com/zkalloc/zkalloc/session"
 )
 
-// Config configures an [Actor]. Every field is required but Strategy
-// and CheckEvery: the allocator sets them all (its New), and [New]
-// panics, naming the field, if one is missing. There are no defaults
-// here.
+// Config configures an [Actor]. Every field is required but Strategy,
+// CheckEvery, Settle and ReleaseTimeout (whose zero values mean what
+// they say): the allocator sets them all (its New), and [New] panics,
+// naming the field, if one is missing. There are no defaults here.
 type Config struct {
 	Paths   zkpath.Group
 	Member  string
