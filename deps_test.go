@@ -37,8 +37,10 @@ var policy = []struct{ pkgs, may string }{
 	// Floor 2: the member's decisions, pure: no actor, no ZooKeeper.
 	{"internal/decision", "std rebalance session membership partitions"},
 
-	// Helpers with no ZooKeeper.
-	{"internal/inflight", "std"},
+	// Helpers with no ZooKeeper client. internal/zklaunch runs a local
+	// ZooKeeper server as a Java process, for the command's demo and as
+	// the ground the test workshop builds its servers on.
+	{"internal/inflight internal/zklaunch", "std"},
 	{"internal/retry", "std actor backoff"},
 
 	// Floor 3: the ZooKeeper helpers and the I/O actors, the only
@@ -64,14 +66,12 @@ var policy = []struct{ pkgs, may string }{
 
 	// Floor 5: the tools.
 	{"zkalloctest", "std . actor rebalance session membership partitions internal/decision internal/seam"},
-	// The command reads and writes a group's nodes itself. Its demo
-	// starts a ZooKeeper server with the test workshop's internal/zktest:
-	// the one known exception to the workshop rule below, which phase 2
-	// removes with a small production launcher.
-	{"cmd/zkalloc", "std zk . rebalance membership partitions internal/partset internal/zkpath internal/zkservers internal/zkwatch internal/inflight internal/zktest"},
+	// The command reads and writes a group's nodes itself; its demo
+	// starts a local ZooKeeper server with internal/zklaunch.
+	{"cmd/zkalloc", "std zk . rebalance membership partitions internal/partset internal/zkpath internal/zkservers internal/zkwatch internal/inflight internal/zklaunch"},
 
 	// The test workshop: never imported by production code.
-	{"internal/zktest", "std zk"},
+	{"internal/zktest", "std zk internal/zklaunch"},
 	{"internal/history", "std rebalance"},
 	{"internal/actortest", "std zk actor rebalance session internal/zksession"},
 }
@@ -209,7 +209,7 @@ func TestDependencies(t *testing.T) {
 		"the decisions use only the standard library, rebalance and the faces: never go-zookeeper, backoff, actor or an I/O package")
 	for _, path := range module {
 		name := short(path)
-		if slices.Contains(workshop, name) || name == "cmd/zkalloc" {
+		if slices.Contains(workshop, name) {
 			continue
 		}
 		for _, dep := range pkgs[path].Deps {

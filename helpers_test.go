@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkalloc/zkalloc"
+	"github.com/zkalloc/zkalloc/internal/zklaunch"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 )
 
@@ -260,7 +261,7 @@ func ids(n int) []int32 {
 }
 
 // server starts a standalone ZooKeeper for the test.
-func server(t *testing.T) *zktest.Server {
+func server(t *testing.T) *zklaunch.Server {
 	return zktest.Standalone(t, zktest.Options{})
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/partset"
+	"github.com/zkalloc/zkalloc/internal/zklaunch"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
@@ -168,7 +169,7 @@ func idRange(from, to, step int) []int32 {
 // storeAndLoad writes set into a new group with one partition set actor,
 // then starts a fresh one and waits for its first full view. It returns
 // that view.
-func storeAndLoad(t *testing.T, srv *zktest.Server, group string, set map[string][]int32) partitions.View {
+func storeAndLoad(t *testing.T, srv *zklaunch.Server, group string, set map[string][]int32) partitions.View {
 	t.Helper()
 	n := 0
 	for _, ids := range set {
@@ -293,7 +294,7 @@ func writeHeapProfile(t *testing.T, path string) {
 }
 
 // serverStats returns the lines of ZooKeeper's mntr report about its data.
-func serverStats(t *testing.T, srv *zktest.Server) string {
+func serverStats(t *testing.T, srv *zklaunch.Server) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	reply, err := zktest.FourLetter(ctx, srv.Addr(), "mntr")
@@ -445,7 +446,7 @@ func divergence(g *benchGroup) string {
 	return fmt.Sprintf("generations %v; member counts %v; %d of %d partitions assigned; %s", gens, sizes, assigned, g.want, strings.Join(odd, "; "))
 }
 
-func newScaleGroup(t *testing.T, srv *zktest.Server, name string, parts map[string][]int32, settle time.Duration) *benchGroup {
+func newScaleGroup(t *testing.T, srv *zklaunch.Server, name string, parts map[string][]int32, settle time.Duration) *benchGroup {
 	want := 0
 	for _, ids := range parts {
 		want += len(ids)

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/zkalloc/zkalloc/internal/zklaunch"
 )
 
 // proxyDialTimeout bounds the proxy's connection to a target.
@@ -97,7 +99,7 @@ func newProxy(opts proxyOptions, targets ...string) (*Proxy, error) {
 	}
 	p := &Proxy{targets: append([]string(nil), targets...), links: make(map[*link]struct{}), dark: make([]bool, len(targets)), rejected: make([]bool, len(targets)), opts: opts}
 	for _, t := range targets {
-		ln, err := net.Listen("tcp", loopback+":0")
+		ln, err := net.Listen("tcp", zklaunch.Loopback+":0")
 		if err != nil {
 			for _, l := range p.lns {
 				l.Close()

@@ -1,4 +1,4 @@
-package zktest
+package zklaunch
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package zktest
+package zklaunch
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"sync"
 )
 
-// logMu serializes writes to every Options.Log.
+// logMu serializes writes to every JVM.Log.
 var logMu sync.Mutex
 
 // prefixWriter prefixes each line written to w with a server's name. It

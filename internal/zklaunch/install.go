@@ -1,4 +1,4 @@
-package zktest
+package zklaunch
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 
 // ErrNotInstalled is returned, wrapped, when ZooKeeper's jars or a java
 // binary cannot be found. scripts/install-zookeeper.sh installs both.
-var ErrNotInstalled = errors.New("zktest: zookeeper not installed (run scripts/install-zookeeper.sh)")
+var ErrNotInstalled = errors.New("zklaunch: zookeeper not installed (run scripts/install-zookeeper.sh)")
 
 // ClasspathEnv names the environment variable that, when set, replaces the
 // classpath [Classpath] would otherwise build.
@@ -71,21 +71,24 @@ func Classpath() (string, error) {
 	return strings.Join(entries, string(filepath.ListSeparator)), nil
 }
 
-// installation is what starting a server needs from the machine.
-type installation struct {
-	java      string
-	classpath string
+// Install is what starting a server needs from the machine: a java
+// binary and ZooKeeper's classpath.
+type Install struct {
+	Java      string // the java binary's path
+	Classpath string // as [Classpath] returns it
 }
 
-// findInstallation locates java (on PATH) and the ZooKeeper classpath.
-func findInstallation() (installation, error) {
+// FindInstall locates java (on PATH) and the ZooKeeper classpath. The
+// error wraps [ErrNotInstalled] when either is missing. FindInstall is
+// safe for concurrent use.
+func FindInstall() (Install, error) {
 	cp, err := Classpath()
 	if err != nil {
-		return installation{}, err
+		return Install{}, err
 	}
 	java, err := exec.LookPath("java")
 	if err != nil {
-		return installation{}, fmt.Errorf("%w: %w", ErrNotInstalled, err)
+		return Install{}, fmt.Errorf("%w: %w", ErrNotInstalled, err)
 	}
-	return installation{java: java, classpath: cp}, nil
+	return Install{Java: java, Classpath: cp}, nil
 }
