@@ -87,6 +87,9 @@ type proxyOptions struct {
 	// (ZooKeeper 3.8 does not retry a connection that broke), and the
 	// leader waits initLimit ticks for followers that do not come.
 	redial time.Duration
+	// tap, if not nil, is called with every request a ZooKeeper client
+	// sends (see NewTappedProxy).
+	tap func(Request)
 }
 
 // redialPause is the pause between two dials of a target that refused.
@@ -376,7 +379,11 @@ func (p *Proxy) handle(l *link, target string) {
 		defer close(done)
 		p.finish(l, server, pump(l, server, l.client, nil))
 	}()
-	p.finish(l, l.client, pump(l, l.client, server, &p.sent))
+	var toServer io.Writer = server
+	if p.opts.tap != nil {
+		toServer = tapWriter{server: server, requests: &requestReader{tap: p.opts.tap}}
+	}
+	p.finish(l, l.client, pump(l, l.client, toServer, &p.sent))
 	<-done
 }
 

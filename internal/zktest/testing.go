@@ -77,6 +77,13 @@ func NewEnsemble(tb testing.TB, n int, opts Options) *Ensemble {
 func StartProxy(tb testing.TB, targets ...string) *Proxy {
 	tb.Helper()
 	p, err := NewProxy(targets...)
+	return closeAtCleanup(tb, p, err)
+}
+
+// closeAtCleanup fails the test if err is not nil, and otherwise
+// registers a cleanup that closes p.
+func closeAtCleanup(tb testing.TB, p *Proxy, err error) *Proxy {
+	tb.Helper()
 	if err != nil {
 		tb.Fatal(err)
 	}
