@@ -19,12 +19,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(procMemberEnv) != "" {
-		os.Exit(runProcMember()) // a member process of BenchmarkConvergenceProcs
-	}
-	if os.Getenv(chaosMemberEnv) != "" {
-		os.Exit(runChaosMember()) // a member process of TestChaos
-	}
 	goleak.VerifyTestMain(m)
 }
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkalloc/zkalloc/internal/history"
+	"github.com/zkalloc/zkalloc/integration/history"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 

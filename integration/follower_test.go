@@ -1,4 +1,4 @@
-package zkalloc_test
+package integration_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc"
+	"github.com/zkalloc/zkalloc/integration/history"
 	"github.com/zkalloc/zkalloc/internal/actortest"
-	"github.com/zkalloc/zkalloc/internal/history"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkalloc/zkalloc/internal/history"
+	"github.com/zkalloc/zkalloc/integration/history"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 

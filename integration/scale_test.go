@@ -1,4 +1,4 @@
-package zkalloc_test
+package integration_test
 
 import (
 	"context"
@@ -28,9 +28,13 @@ import (
 // The scale runs of issue 4 (a million partitions, memory at 100,000
 // partitions, a thousand members). They take minutes, gigabytes and both
 // cores, so they run only when asked for (without -race, which would
-// measure the race detector):
+// measure the race detector), in integration/:
 //
 //	ZKALLOC_SCALE=1 go test -run Scale -v -timeout 60m .
+//
+// The members' requests are counted by a tapped proxy between them and
+// the server (see benchGroup.count): the CPU time they log includes the
+// proxy's.
 //
 // TestScaleThousandMembers reads ZKALLOC_SCALE_MEMBERS (default 1000),
 // ZKALLOC_SCALE_BATCH (members started at once, default all) and
@@ -461,7 +465,7 @@ func newScaleGroup(t *testing.T, srv *zklaunch.Server, name string, parts map[st
 		t.Fatal(err)
 	}
 	writer.close()
-	return &benchGroup{
+	g := &benchGroup{
 		b:        t,
 		strategy: rebalance.Balanced,
 		servers:  []string{srv.Addr()},
@@ -470,6 +474,8 @@ func newScaleGroup(t *testing.T, srv *zklaunch.Server, name string, parts map[st
 		settle:   settle,
 		wake:     make(chan struct{}, 1),
 	}
+	g.counted = zktest.StartTappedProxy(t, g.count, srv.Addr()).Addrs()
+	return g
 }
 
 // TestScaleMemory measures the heap of allocators in a group of 100,000

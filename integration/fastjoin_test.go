@@ -1,4 +1,4 @@
-package zkalloc_test
+package integration_test
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc"
-	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 )
 
@@ -60,7 +59,7 @@ type joinMember struct {
 
 func startJoinMember(t testing.TB, cfg zkalloc.Config, count *benchGroup) (*joinMember, time.Duration) {
 	t.Helper()
-	cfg = zkalloc.WithWrapConn(cfg, func(c zksession.Conn) zksession.Conn { return &countingConn{Conn: c, g: count} })
+	cfg.Servers = zktest.StartTappedProxy(t, count.count, cfg.Servers...).Addrs()
 	alloc, err := zkalloc.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +210,7 @@ func TestFastJoin(t *testing.T) {
 // the hand-off of the 50,000 claims it takes over completes. The server
 // runs on the JVM's defaults, as in production (jvm=default), or on the
 // small JVM the tests use (jvm=small). Build without -race for figures a
-// user would see:
+// user would see (in integration/):
 //
 //	go test -run XXX -bench FastJoin/jvm=default -benchtime 3x .
 func BenchmarkFastJoin(b *testing.B) {

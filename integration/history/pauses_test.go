@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkalloc/zkalloc/internal/history"
+	"github.com/zkalloc/zkalloc/integration/history"
 )
 
 // recvTok records, with Record, that member received an Update assigning

@@ -1,4 +1,4 @@
-package zkalloc_test
+package integration_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc"
-	"github.com/zkalloc/zkalloc/internal/history"
+	"github.com/zkalloc/zkalloc/integration/history"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 )

@@ -1,4 +1,4 @@
-package zkalloc_test
+package integration_test
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc"
-	"github.com/zkalloc/zkalloc/internal/history"
+	"github.com/zkalloc/zkalloc/integration/history"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 )
 

@@ -1,4 +1,4 @@
-package zkalloc_test
+package integration_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc"
-	"github.com/zkalloc/zkalloc/internal/history"
+	"github.com/zkalloc/zkalloc/integration/history"
 	"github.com/zkalloc/zkalloc/internal/partset"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/partitions"

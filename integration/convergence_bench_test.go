@@ -1,4 +1,4 @@
-package zkalloc_test
+package integration_test
 
 import (
 	"cmp"
@@ -15,7 +15,6 @@ import (
 
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
-	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
@@ -27,8 +26,10 @@ import (
 // hand-off complete (every partition assigned exactly once). Each
 // iteration is one join and one leave. It reports the 50th and 99th
 // percentiles over the iterations and the ZooKeeper requests per member
-// per change, with and without the claims of the partitions that moved.
-// Run it with a fixed count for stable percentiles:
+// per change, with and without the claims of the partitions that moved
+// (counted by a tapped proxy between the members and the server, which
+// adds a loopback hop to every request). Run it, in integration/, with a
+// fixed count for stable percentiles:
 //
 //	go test -run XXX -bench Convergence -benchtime 20x -timeout 60m .
 func BenchmarkConvergence(b *testing.B) {
@@ -57,6 +58,7 @@ type benchMember struct {
 type benchGroup struct {
 	b        testing.TB
 	servers  []string
+	counted  []string // the members' servers: a tapped proxy to servers that counts their requests (see count)
 	group    string
 	parts    map[string][]int32
 	want     int
@@ -157,6 +159,7 @@ func newBenchGroup(b *testing.B, server string, s rebalance.Strategy, n int, set
 		settle:   settle,
 		wake:     make(chan struct{}, 1),
 	}
+	g.counted = zktest.StartTappedProxy(b, g.count, server).Addrs()
 	for t := range 10 {
 		g.parts[fmt.Sprintf("t%d", t)] = ids(100)
 	}
@@ -223,7 +226,7 @@ func (g *benchGroup) join() {
 // start starts a member named name and its consumer; it does not add it
 // to g.members. It is safe for concurrent use.
 func (g *benchGroup) start(name string) (*benchMember, error) {
-	return g.startWith(name, g.servers, 10*time.Second)
+	return g.startWith(name, g.counted, 10*time.Second)
 }
 
 // startWith is start with the member's own servers and session timeout.
@@ -238,7 +241,6 @@ func (g *benchGroup) startWith(name string, servers []string, timeout time.Durat
 		Strategy:       g.strategy,
 		Logger:         testLogger(),
 	}
-	cfg = zkalloc.WithWrapConn(cfg, func(c zksession.Conn) zksession.Conn { return &countingConn{Conn: c, g: g} })
 	alloc, err := zkalloc.New(cfg)
 	if err != nil {
 		return nil, err
@@ -318,66 +320,18 @@ func (g *benchGroup) converged() (time.Time, bool) {
 	return last, assigned == g.want
 }
 
-// countingConn counts the requests a member sends.
-type countingConn struct {
-	zksession.Conn
-	g *benchGroup
-}
-
-func (c *countingConn) count(path string) {
-	c.g.all.Add(1)
-	if strings.Contains(path, "/owners/") {
-		c.g.claims.Add(1)
+// count counts a request that a member sent, as a tapped proxy sees it:
+// the requests of the client's API (reads, writes, multis), apart from
+// syncs; not the client's pings, nor the watches it sets again on a new
+// connection. A request on a claim is counted in claims too; a multi is
+// one on claims if its first operation is: the claims actor's batches are
+// all claims, the set's writes none.
+func (g *benchGroup) count(r zktest.Request) {
+	if r.Path == "" || r.Op == "sync" {
+		return
 	}
-}
-
-func (c *countingConn) Get(p string) ([]byte, *zk.Stat, error) { c.count(p); return c.Conn.Get(p) }
-func (c *countingConn) GetW(p string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
-	c.count(p)
-	return c.Conn.GetW(p)
-}
-func (c *countingConn) Children(p string) ([]string, *zk.Stat, error) {
-	c.count(p)
-	return c.Conn.Children(p)
-}
-func (c *countingConn) ChildrenW(p string) ([]string, *zk.Stat, <-chan zk.Event, error) {
-	c.count(p)
-	return c.Conn.ChildrenW(p)
-}
-func (c *countingConn) Exists(p string) (bool, *zk.Stat, error) { c.count(p); return c.Conn.Exists(p) }
-func (c *countingConn) ExistsW(p string) (bool, *zk.Stat, <-chan zk.Event, error) {
-	c.count(p)
-	return c.Conn.ExistsW(p)
-}
-func (c *countingConn) Create(p string, data []byte, flags int32, acl []zk.ACL) (string, error) {
-	c.count(p)
-	return c.Conn.Create(p, data, flags, acl)
-}
-func (c *countingConn) Set(p string, data []byte, version int32) (*zk.Stat, error) {
-	c.count(p)
-	return c.Conn.Set(p, data, version)
-}
-func (c *countingConn) Delete(p string, version int32) error {
-	c.count(p)
-	return c.Conn.Delete(p, version)
-}
-
-// Multi counts as a request on claims if its first operation is on one:
-// the claims actor's batches are all claims, the set's writes none.
-func (c *countingConn) Multi(ops ...any) ([]zk.MultiResponse, error) {
-	path := ""
-	if len(ops) > 0 {
-		switch op := ops[0].(type) {
-		case *zk.CreateRequest:
-			path = op.Path
-		case *zk.DeleteRequest:
-			path = op.Path
-		case *zk.SetDataRequest:
-			path = op.Path
-		case *zk.CheckVersionRequest:
-			path = op.Path
-		}
+	g.all.Add(1)
+	if strings.Contains(r.Path, "/owners/") {
+		g.claims.Add(1)
 	}
-	c.count(path)
-	return c.Conn.Multi(ops...)
 }

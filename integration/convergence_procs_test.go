@@ -1,4 +1,4 @@
-package zkalloc_test
+package integration_test
 
 import (
 	"bufio"

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkalloc/zkalloc/internal/history"
+	"github.com/zkalloc/zkalloc/integration/history"
 )
 
 // TestCheckExpectedSetChanges changes the expected set during the history
