@@ -1,11 +1,48 @@
 package zkalloc_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 )
+
+// Hand-offs: a graceful leave, and the fencing tokens that grow with
+// every change of owner.
+
+func TestGracefulLeaveHandsOver(t *testing.T) {
+	t.Parallel()
+	srv := server(t)
+	c := newCluster(t, []string{srv.Addr()})
+	want := actortest.PartsN("t", 12)
+	var ms []*member
+	for i := range 3 {
+		cfg := c.config(fmt.Sprintf("m%d", i), map[string][]int32{"t": ids(12)})
+		cfg.SessionTimeout = 10 * time.Second // a leave must not wait for it
+		ms = append(ms, c.start(cfg))
+	}
+	c.waitConverged(want)
+
+	c.stop(ms[1])
+	start := time.Now()
+	c.waitConverged(want)
+	if took := time.Since(start); took > 8*time.Second {
+		t.Errorf("hand-over after a graceful leave took %v, as long as a session timeout", took)
+	}
+	if u, _ := ms[1].snapshot(); u.Generation == 0 {
+		t.Error("the leaver never received an update")
+	}
+	if err := ms[1].alloc.Close(); err != nil {
+		t.Errorf("second Close() = %v", err)
+	}
+	if err := ms[1].alloc.AddPartitions(context.Background(), map[string][]int32{"t": {99}}); !errors.Is(err, zkalloc.ErrClosed) {
+		t.Errorf("AddPartitions after Close = %v, want ErrClosed", err)
+	}
+}
 
 // held is who owns a partition, with which token.
 type held struct {
