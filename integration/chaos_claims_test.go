@@ -11,6 +11,7 @@ import (
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/integration/history"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // The faults delete-claim-handoff and delete-claim-steady delete a claim,
@@ -139,7 +140,7 @@ func (c *chaos) deleteClaimSteady() {
 	if len(candidates) == 0 {
 		return
 	}
-	slices.SortFunc(candidates, comparePartitions)
+	slices.SortFunc(candidates, rebalance.Compare)
 	p := candidates[c.rng.IntN(len(candidates))]
 	holder, ok := c.deleteClaim(p)
 	if !ok {

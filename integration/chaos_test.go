@@ -856,7 +856,7 @@ func (c *chaos) expected() []zkalloc.Partition {
 	for p := range c.set {
 		out = append(out, p)
 	}
-	slices.SortFunc(out, comparePartitions)
+	slices.SortFunc(out, rebalance.Compare)
 	return out
 }
 

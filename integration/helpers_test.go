@@ -3,13 +3,11 @@ package integration_test
 import (
 	"log/slog"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
-	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/internal/zklaunch"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 )
@@ -41,13 +39,6 @@ func testLogger() *slog.Logger {
 		level = slog.LevelError
 	}
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-}
-
-func comparePartitions(a, b zkalloc.Partition) int {
-	if a.Topic != b.Topic {
-		return strings.Compare(a.Topic, b.Topic)
-	}
-	return int(a.ID) - int(b.ID)
 }
 
 func ids(n int) []int32 {
