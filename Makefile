@@ -20,13 +20,17 @@ zookeeper:
 # without race instrumentation.
 RACE = -race -gcflags=github.com/go-zookeeper/zk=-race=false
 
-## test: go vet, gofmt and the race-enabled tests of every package,
-## against real ZooKeeper servers that the tests start themselves.
+## test: go vet, gofmt and the race-enabled tests of every package of
+## every module, against real ZooKeeper servers that the tests start
+## themselves: the main module, then the integration module (chaos, cut
+## leaders and followers, scale, convergence and fast join; see
+## docs/testing.md), then the side modules.
 test: zookeeper
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) test $(RACE) -count=1 ./...
+	cd integration && $(GO) vet ./... && $(GO) test $(RACE) -count=1 ./...
 	cd bench && $(GO) vet ./... && $(GO) test $(RACE) -count=1 ./...
 	cd metrics/prometheus && $(GO) vet ./... && $(GO) test $(RACE) -count=1 ./...
 	cd examples/franzgo && $(GO) vet ./... && $(GO) test $(RACE) -count=1 ./...
@@ -35,7 +39,7 @@ test: zookeeper
 ## convergence benchmark and the session's resume against a local ZooKeeper.
 bench: zookeeper
 	cd bench && $(GO) test -run TestTable -v -table -out RESULTS.md -timeout 60m .
-	$(GO) test -run XXX -bench Convergence -benchtime 20x -timeout 60m .
+	cd integration && $(GO) test -run XXX -bench Convergence -benchtime 20x -timeout 60m .
 	$(GO) test -run XXX -bench SessionResume -benchtime 20x ./internal/zksession
 
 ## demo: a local ZooKeeper and a few members in one process.

@@ -13,7 +13,34 @@ import (
 
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/zktest"
 )
+
+// Close: without Start, the drain before the hand-over, a fatal stop,
+// and a Close while the network is dark.
+
+func TestCloseWithoutStart(t *testing.T) {
+	t.Parallel()
+	a, err := zkalloc.New(zkalloc.Config{Servers: []string{"127.0.0.1:1"}, Group: "g", Member: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.AddPartitions(context.Background(), map[string][]int32{"t": {1}}); !errors.Is(err, zkalloc.ErrNotStarted) {
+		t.Errorf("AddPartitions before Start = %v, want ErrNotStarted", err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatalf("Close() = %v", err)
+	}
+	if _, ok := <-a.Updates(); ok {
+		t.Fatal("Updates() delivered after Close")
+	}
+	if err := a.Start(context.Background()); !errors.Is(err, zkalloc.ErrClosed) {
+		t.Errorf("Start after Close = %v, want ErrClosed", err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatalf("second Close() = %v", err)
+	}
+}
 
 // Close hands the partitions over: another member lists none of them
 // before this member's consumer has stopped them and acked the final
@@ -162,4 +189,43 @@ func TestFatalStopRevokesEverything(t *testing.T) {
 	c.mu.Lock()
 	delete(c.members, "a")
 	c.mu.Unlock()
+}
+
+// Close returns while the network stays dark, even when the claims actor
+// is in the middle of taking claims over. A member joins a group whose
+// partitions another holds; Start returns while its claims actor still
+// works through the take-over, and then its network goes dark for good,
+// as for a crashed member's. The claims actor's next requests wait in the
+// session layer for a connection that never comes. Close used to stop the
+// session only after every actor had returned, so it waited for ever for
+// the claims actor (found by the chaos test: Close on a crashed member
+// hung for 14 minutes). The session now goes once the member loop has
+// drained, which fails those requests.
+func TestCloseReturnsWhileTheNetworkIsDark(t *testing.T) {
+	t.Parallel()
+	srv := server(t)
+	proxy := zktest.StartProxy(t, srv.Addr())
+	c := newCluster(t, []string{srv.Addr()})
+	seed := map[string][]int32{"t": ids(20_000)}
+	c.start(c.config("b", seed))
+	waitFor(t, testTimeout, func() string {
+		if u := c.members["b"].alloc.Current(); len(u.Assigned) != 20_000 {
+			return "b holds not all partitions yet"
+		}
+		return ""
+	})
+	cfg := c.config("a", nil)
+	cfg.Servers = proxy.Addrs()
+	a := c.start(cfg)
+	proxy.Blackhole(true)
+	defer proxy.Blackhole(false)
+	closed := make(chan error, 1)
+	began := time.Now()
+	go func() { closed <- a.alloc.Close() }()
+	select {
+	case <-closed:
+		t.Logf("Close returned after %v, the network dark", time.Since(began).Round(time.Millisecond))
+	case <-time.After(6 * sessionTimeout):
+		t.Fatalf("Close has not returned %v after it was called, the network dark", 6*sessionTimeout)
+	}
 }

@@ -14,16 +14,11 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkalloc/zkalloc"
+	"github.com/zkalloc/zkalloc/internal/zklaunch"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(procMemberEnv) != "" {
-		os.Exit(runProcMember()) // a member process of BenchmarkConvergenceProcs
-	}
-	if os.Getenv(chaosMemberEnv) != "" {
-		os.Exit(runChaosMember()) // a member process of TestChaos
-	}
 	goleak.VerifyTestMain(m)
 }
 
@@ -260,7 +255,7 @@ func ids(n int) []int32 {
 }
 
 // server starts a standalone ZooKeeper for the test.
-func server(t *testing.T) *zktest.Server {
+func server(t *testing.T) *zklaunch.Server {
 	return zktest.Standalone(t, zktest.Options{})
 }
 

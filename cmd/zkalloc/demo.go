@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc"
-	"github.com/zkalloc/zkalloc/internal/zktest"
+	"github.com/zkalloc/zkalloc/internal/zklaunch"
 )
 
 // demo shows a consumer group sharing partitions through ZooKeeper. It
@@ -27,7 +27,7 @@ func demo(ctx context.Context, o options, w io.Writer) error {
 	addrs := strings.Split(o.servers, ",")
 	if !o.serversSet {
 		fmt.Fprintln(w, "starting a local ZooKeeper server...")
-		srv, err := zktest.StartServer(ctx, zktest.Options{})
+		srv, err := zklaunch.StartServer(ctx, zklaunch.Options{})
 		if err != nil {
 			return fmt.Errorf("start ZooKeeper (run scripts/install-zookeeper.sh, or pass -servers): %w", err)
 		}

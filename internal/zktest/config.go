@@ -3,15 +3,10 @@ package zktest
 import (
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"time"
-)
 
-// DefaultTickTime is the tick used when [Options.TickTime] is zero. It is
-// shorter than ZooKeeper's 2 s default so that session timeouts, which the
-// server clamps to between 2 and 20 ticks by default, can be short in tests.
-const DefaultTickTime = 500 * time.Millisecond
+	"github.com/zkalloc/zkalloc/internal/zklaunch"
+)
 
 // Options configures the servers started by [StartServer] and
 // [StartEnsemble]. The zero value is ready to use. Options is a plain value;
@@ -19,7 +14,8 @@ const DefaultTickTime = 500 * time.Millisecond
 type Options struct {
 	// TickTime is ZooKeeper's time unit (zoo.cfg tickTime): heartbeats,
 	// session expiry checks and the defaults of the session timeout bounds
-	// are counted in ticks. Zero means [DefaultTickTime].
+	// are counted in ticks. Zero means [zklaunch.DefaultTickTime], 500 ms,
+	// so that session timeouts can be short in tests.
 	TickTime time.Duration
 
 	// MinSessionTimeout and MaxSessionTimeout bound the session timeout the
@@ -94,7 +90,7 @@ func (o Options) validate() (settings, error) {
 		defaultJVM: o.DefaultJVM,
 	}
 	if s.tick == 0 {
-		s.tick = DefaultTickTime
+		s.tick = zklaunch.DefaultTickTime
 	}
 	switch {
 	case s.syncLimit < 0:
@@ -128,52 +124,15 @@ func (o Options) validate() (settings, error) {
 	return s, nil
 }
 
-// peer is one member of an ensemble as zoo.cfg lists it.
-type peer struct {
-	id           int // myid, from 1
-	peerPort     int // followers connect to the leader here (the member's own: it listens there; another's: possibly a proxy to it)
-	electionPort int // leader election
-}
-
-// serverConfig is everything a zoo.cfg holds for one server.
-type serverConfig struct {
-	dataDir    string
-	clientPort int
-	settings   settings
-	peers      []peer // nil for a standalone server
-}
-
-// render returns the zoo.cfg text. It is deterministic.
-func (c serverConfig) render() string {
-	var b strings.Builder
-	kv := func(k string, v any) { fmt.Fprintf(&b, "%s=%v\n", k, v) }
-	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
-	kv("tickTime", ms(c.settings.tick))
-	kv("dataDir", c.dataDir)
-	kv("clientPort", c.clientPort)
-	kv("clientPortAddress", loopback)
-	if c.settings.minSession > 0 {
-		kv("minSessionTimeout", ms(c.settings.minSession))
+// config returns the zoo.cfg of a server with st's settings.
+func (st settings) config(dataDir string, clientPort int, peers []zklaunch.Peer) zklaunch.Config {
+	return zklaunch.Config{
+		TickTime:          st.tick,
+		MinSessionTimeout: st.minSession,
+		MaxSessionTimeout: st.maxSession,
+		DataDir:           dataDir,
+		ClientPort:        clientPort,
+		Peers:             peers,
+		SyncLimit:         st.syncLimit,
 	}
-	if c.settings.maxSession > 0 {
-		kv("maxSessionTimeout", ms(c.settings.maxSession))
-	}
-	kv("admin.enableServer", false)
-	kv("4lw.commands.whitelist", "*")
-	// Durability against power loss is not under test.
-	kv("forceSync", "no")
-	// Many test clients share 127.0.0.1; the default limit per IP is 60.
-	kv("maxClientCnxns", 0)
-	if c.peers != nil {
-		kv("initLimit", 10)
-		kv("syncLimit", c.settings.syncLimit)
-		if len(c.peers) == 1 {
-			// Keep a one-member ensemble a quorum peer (Mode: leader).
-			kv("standaloneEnabled", false)
-		}
-		for _, p := range c.peers {
-			kv("server."+strconv.Itoa(p.id), fmt.Sprintf("%s:%d:%d", loopback, p.peerPort, p.electionPort))
-		}
-	}
-	return b.String()
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+
+	"github.com/zkalloc/zkalloc/internal/zklaunch"
 )
 
 // Ensemble is a ZooKeeper ensemble: n quorum peers (QuorumPeerMain) on
@@ -20,7 +22,7 @@ import (
 // members are serialized; [Ensemble.Leader] and [Ensemble.WaitServing] poll
 // without blocking them.
 type Ensemble struct {
-	inst      installation
+	inst      zklaunch.Install
 	settings  settings
 	dir       string // parent of the members' directories
 	removeDir bool
@@ -36,6 +38,13 @@ type Ensemble struct {
 	closed            bool
 }
 
+// Ports of a new ensemble: pickPorts chooses them (tests replace it to
+// stage a lost port race), and StartEnsemble starts over on new ones up
+// to bindAttempts times when a member loses a race for one.
+var pickPorts = zklaunch.FreePorts
+
+const bindAttempts = 5
+
 // member is one quorum peer. Its fields are guarded by Ensemble.mu; the
 // ports and dir are set by launch and fixed afterwards.
 type member struct {
@@ -44,16 +53,16 @@ type member struct {
 	clientPort   int
 	peerPort     int
 	electionPort int
-	proc         *process // the latest process; nil before the first
+	proc         *zklaunch.Process // the latest process; nil before the first
 }
 
-func (m *member) addr() string  { return hostPort(m.clientPort) }
-func (m *member) running() bool { return m.proc != nil && !m.proc.exited() }
+func (m *member) addr() string  { return zklaunch.HostPort(m.clientPort) }
+func (m *member) running() bool { return m.proc != nil && !m.proc.Exited() }
 func (m *member) describe(err error) error {
 	if m.proc == nil {
 		return fmt.Errorf("%s: %w", m.name, err)
 	}
-	return m.proc.describe(m.name, err)
+	return m.proc.Describe(m.name, err)
 }
 
 // StartEnsemble starts an ensemble of n members (n ≥ 1; 3 is typical) on
@@ -65,7 +74,7 @@ func (m *member) describe(err error) error {
 //
 // ctx bounds the start; without a deadline, two minutes apply. On failure
 // the error includes the tail of each member's log; it wraps
-// [ErrNotInstalled] when ZooKeeper is not installed. The caller must Close
+// [zklaunch.ErrNotInstalled] when ZooKeeper is not installed. The caller must Close
 // the returned Ensemble.
 func StartEnsemble(ctx context.Context, n int, opts Options) (*Ensemble, error) {
 	if n < 1 {
@@ -75,16 +84,16 @@ func StartEnsemble(ctx context.Context, n int, opts Options) (*Ensemble, error) 
 	if err != nil {
 		return nil, err
 	}
-	inst, err := findInstallation()
+	inst, err := zklaunch.FindInstall()
 	if err != nil {
 		return nil, err
 	}
-	dir, err := makeDir(st.dir, "zktest-ensemble-")
+	dir, err := zklaunch.MakeDir(st.dir, "zktest-ensemble-")
 	if err != nil {
 		return nil, err
 	}
 	e := &Ensemble{inst: inst, settings: st, dir: dir, removeDir: st.dir == "", members: make([]*member, n)}
-	ctx, cancel := withDefaultDeadline(ctx, defaultWait)
+	ctx, cancel := zklaunch.WithDefaultDeadline(ctx, zklaunch.DefaultWait)
 	defer cancel()
 
 	for attempt := 1; ; attempt++ {
@@ -124,9 +133,9 @@ func (e *Ensemble) launch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	peers := make([]peer, n)
+	peers := make([]zklaunch.Peer, n)
 	for i := range peers {
-		peers[i] = peer{id: i + 1, peerPort: ports[3*i+1], electionPort: ports[3*i+2]}
+		peers[i] = zklaunch.Peer{ID: i + 1, PeerPort: ports[3*i+1], ElectionPort: ports[3*i+2]}
 	}
 	if err := e.proxyLocked(peers); err != nil {
 		return err
@@ -136,11 +145,11 @@ func (e *Ensemble) launch(ctx context.Context) error {
 			name:         fmt.Sprintf("zk%d-%d", i+1, ports[3*i]),
 			dir:          filepath.Join(e.dir, "zk"+strconv.Itoa(i+1)),
 			clientPort:   ports[3*i],
-			peerPort:     peers[i].peerPort,
-			electionPort: peers[i].electionPort,
+			peerPort:     peers[i].PeerPort,
+			electionPort: peers[i].ElectionPort,
 		}
 		e.members[i] = m
-		cfg := serverConfig{dataDir: filepath.Join(m.dir, "data"), clientPort: m.clientPort, settings: e.settings, peers: e.peersOfLocked(i, peers)}
+		cfg := e.settings.config(filepath.Join(m.dir, "data"), m.clientPort, e.peersOfLocked(i, peers))
 		if err := writeMemberFiles(m.dir, cfg, i+1); err != nil {
 			return err
 		}
@@ -159,17 +168,17 @@ func (e *Ensemble) launch(ctx context.Context) error {
 }
 
 // writeMemberFiles (re)creates dir with zoo.cfg and data/myid.
-func writeMemberFiles(dir string, cfg serverConfig, id int) error {
+func writeMemberFiles(dir string, cfg zklaunch.Config, id int) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("zktest: member directory: %w", err)
 	}
-	if err := os.MkdirAll(cfg.dataDir, 0o755); err != nil {
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return fmt.Errorf("zktest: member directory: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, cfgName), []byte(cfg.render()), 0o644); err != nil {
-		return fmt.Errorf("zktest: write zoo.cfg: %w", err)
+	if err := cfg.Write(dir); err != nil {
+		return err
 	}
-	if err := os.WriteFile(filepath.Join(cfg.dataDir, "myid"), []byte(strconv.Itoa(id)+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(cfg.DataDir, "myid"), []byte(strconv.Itoa(id)+"\n"), 0o644); err != nil {
 		return fmt.Errorf("zktest: write myid: %w", err)
 	}
 	return nil
@@ -181,11 +190,7 @@ func (e *Ensemble) startProcessLocked(i int) error {
 	if m.running() {
 		return nil
 	}
-	log := e.settings.log
-	if log != nil {
-		log = newPrefixWriter(log, m.name)
-	}
-	p, err := startProcess(e.inst, e.settings, quorumMain, m.dir, log)
+	p, err := zklaunch.StartProcess(e.inst, m.dir, true, zklaunch.JVM{Default: e.settings.defaultJVM, Log: e.settings.log, Name: m.name})
 	if err != nil {
 		return err
 	}
@@ -196,7 +201,7 @@ func (e *Ensemble) startProcessLocked(i int) error {
 // waitReadyLocked waits until member i answers `ruok`.
 func (e *Ensemble) waitReadyLocked(ctx context.Context, i int) error {
 	m := e.members[i]
-	if err := m.proc.waitReady(ctx, m.addr(), m.dir, false); err != nil {
+	if err := m.proc.WaitReady(ctx, m.addr(), false); err != nil {
 		return fmt.Errorf("%s: %w", m.name, err)
 	}
 	return nil
@@ -204,7 +209,7 @@ func (e *Ensemble) waitReadyLocked(ctx context.Context, i int) error {
 
 func (e *Ensemble) bindFailedLocked() bool {
 	for _, m := range e.members {
-		if m != nil && m.proc != nil && m.proc.bindFailed() {
+		if m != nil && m.proc != nil && m.proc.BindFailed() {
 			return true
 		}
 	}
@@ -249,7 +254,7 @@ func (e *Ensemble) halt(i int, sig syscall.Signal) error {
 		return err
 	}
 	if m := e.members[i]; m.running() {
-		return m.proc.stop(sig)
+		return m.proc.Stop(sig)
 	}
 	return nil
 }
@@ -261,7 +266,7 @@ func (e *Ensemble) halt(i int, sig syscall.Signal) error {
 // member is left stopped and the error quotes its log. Start is safe for
 // concurrent use.
 func (e *Ensemble) Start(ctx context.Context, i int) error {
-	ctx, cancel := withDefaultDeadline(ctx, defaultWait)
+	ctx, cancel := zklaunch.WithDefaultDeadline(ctx, zklaunch.DefaultWait)
 	defer cancel()
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -283,14 +288,14 @@ func (e *Ensemble) startLocked(ctx context.Context, i int) error {
 		return err
 	}
 	if err := e.waitReadyLocked(ctx, i); err != nil {
-		return errors.Join(err, m.proc.stop(syscall.SIGKILL))
+		return errors.Join(err, m.proc.Stop(syscall.SIGKILL))
 	}
 	return nil
 }
 
 func (e *Ensemble) checkLocked(i int) error {
 	if e.closed {
-		return ErrClosed
+		return zklaunch.ErrClosed
 	}
 	if i < 0 || i >= len(e.members) {
 		return fmt.Errorf("zktest: ensemble member %d: want 0 to %d", i, len(e.members)-1)
@@ -305,7 +310,7 @@ func (e *Ensemble) StopAll() error {
 	closed := e.closed
 	e.mu.Unlock()
 	if closed {
-		return ErrClosed
+		return zklaunch.ErrClosed
 	}
 	return e.haltAll(syscall.SIGTERM)
 }
@@ -313,16 +318,16 @@ func (e *Ensemble) StopAll() error {
 func (e *Ensemble) haltAll(sig syscall.Signal) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var running []*process
+	var running []*zklaunch.Process
 	for _, m := range e.members {
 		if m != nil && m.running() {
-			m.proc.signal(sig)
+			m.proc.Signal(sig)
 			running = append(running, m.proc)
 		}
 	}
 	var errs []error
 	for _, p := range running {
-		errs = append(errs, p.stop(sig))
+		errs = append(errs, p.Stop(sig))
 	}
 	return errors.Join(errs...)
 }
@@ -332,13 +337,13 @@ func (e *Ensemble) haltAll(sig syscall.Signal) error {
 // leader, as after [StartEnsemble]. ctx bounds it (two minutes if it has no
 // deadline). StartAll is safe for concurrent use.
 func (e *Ensemble) StartAll(ctx context.Context) error {
-	ctx, cancel := withDefaultDeadline(ctx, defaultWait)
+	ctx, cancel := zklaunch.WithDefaultDeadline(ctx, zklaunch.DefaultWait)
 	defer cancel()
 	err := e.startAll(ctx)
 	if err == nil {
 		err = e.waitFor(ctx, true, allServing)
 	}
-	if err != nil && !errors.Is(err, ErrClosed) {
+	if err != nil && !errors.Is(err, zklaunch.ErrClosed) {
 		e.mu.Lock()
 		err = e.describeLocked(err)
 		e.mu.Unlock()
@@ -352,7 +357,7 @@ func (e *Ensemble) startAll(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return ErrClosed
+		return zklaunch.ErrClosed
 	}
 	var started []int
 	err := func() error {
@@ -374,7 +379,7 @@ func (e *Ensemble) startAll(ctx context.Context) error {
 	}()
 	if err != nil {
 		for _, i := range started {
-			err = errors.Join(err, e.members[i].proc.stop(syscall.SIGKILL))
+			err = errors.Join(err, e.members[i].proc.Stop(syscall.SIGKILL))
 		}
 	}
 	return err
@@ -382,7 +387,7 @@ func (e *Ensemble) startAll(ctx context.Context) error {
 
 // Close kills every member and removes the ensemble's temporary directory
 // (a directory under a caller's [Options.Dir] is kept). Later calls do
-// nothing and return nil; other methods then return [ErrClosed]. Close is
+// nothing and return nil; other methods then return [zklaunch.ErrClosed]. Close is
 // safe for concurrent use.
 func (e *Ensemble) Close() error {
 	e.mu.Lock()
@@ -409,7 +414,7 @@ func (e *Ensemble) logTails() []string {
 	tails := make([]string, len(e.members))
 	for i, m := range e.members {
 		if m != nil && m.proc != nil {
-			tails[i] = m.name + ":\n" + m.proc.tail()
+			tails[i] = m.name + ":\n" + m.proc.Tail()
 		}
 	}
 	return tails

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkalloc/zkalloc/internal/zklaunch"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 )
 
@@ -110,7 +111,7 @@ func TestEnsembleLeaderFailover(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if _, err := e.Leader(ctx); !errors.Is(err, zktest.ErrClosed) {
+	if _, err := e.Leader(ctx); !errors.Is(err, zklaunch.ErrClosed) {
 		t.Errorf("Leader after Close: %v, want ErrClosed", err)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"time"
+
+	"github.com/zkalloc/zkalloc/internal/zklaunch"
 )
 
 // ExpireSession makes the server at addr end the session sessionID at
@@ -27,7 +29,7 @@ func ExpireSession(ctx context.Context, addr string, sessionID int64, passwd []b
 	if len(passwd) == 0 {
 		return errors.New("zktest: expire session: no password")
 	}
-	ctx, cancel := withDefaultDeadline(ctx, 10*time.Second)
+	ctx, cancel := zklaunch.WithDefaultDeadline(ctx, 10*time.Second)
 	defer cancel()
 	for closed := false; ; {
 		known, err := closeSession(ctx, addr, sessionID, passwd)

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/zkalloc/zkalloc/internal/zklaunch"
 )
 
 // proxyDialTimeout bounds the proxy's connection to a target.
@@ -85,6 +87,9 @@ type proxyOptions struct {
 	// (ZooKeeper 3.8 does not retry a connection that broke), and the
 	// leader waits initLimit ticks for followers that do not come.
 	redial time.Duration
+	// tap, if not nil, is called with every request a ZooKeeper client
+	// sends (see NewTappedProxy).
+	tap func(Request)
 }
 
 // redialPause is the pause between two dials of a target that refused.
@@ -97,7 +102,7 @@ func newProxy(opts proxyOptions, targets ...string) (*Proxy, error) {
 	}
 	p := &Proxy{targets: append([]string(nil), targets...), links: make(map[*link]struct{}), dark: make([]bool, len(targets)), rejected: make([]bool, len(targets)), opts: opts}
 	for _, t := range targets {
-		ln, err := net.Listen("tcp", loopback+":0")
+		ln, err := net.Listen("tcp", zklaunch.Loopback+":0")
 		if err != nil {
 			for _, l := range p.lns {
 				l.Close()
@@ -374,7 +379,11 @@ func (p *Proxy) handle(l *link, target string) {
 		defer close(done)
 		p.finish(l, server, pump(l, server, l.client, nil))
 	}()
-	p.finish(l, l.client, pump(l, l.client, server, &p.sent))
+	var toServer io.Writer = server
+	if p.opts.tap != nil {
+		toServer = tapWriter{server: server, requests: &requestReader{tap: p.opts.tap}}
+	}
+	p.finish(l, l.client, pump(l, l.client, toServer, &p.sent))
 	<-done
 }
 

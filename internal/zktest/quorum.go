@@ -2,9 +2,18 @@ package zktest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/zkalloc/zkalloc/internal/zklaunch"
 )
+
+// errBindFailed reports a server that could not bind one of its ports.
+var errBindFailed = errors.New("zktest: server could not bind its port")
+
+// pollInterval paces leader polls.
+const pollInterval = 25 * time.Millisecond
 
 // Leader returns the index of the current leader: the one running member
 // that reports "Mode: leader". It polls until there is one, for example
@@ -12,7 +21,7 @@ import (
 // ctx bounds the wait (two minutes if it has no deadline). Leader is safe
 // for concurrent use.
 func (e *Ensemble) Leader(ctx context.Context) (int, error) {
-	ctx, cancel := withDefaultDeadline(ctx, defaultWait)
+	ctx, cancel := zklaunch.WithDefaultDeadline(ctx, zklaunch.DefaultWait)
 	defer cancel()
 	leader := -1
 	err := e.waitFor(ctx, false, func(modes []string) bool {
@@ -28,7 +37,7 @@ func (e *Ensemble) Leader(ctx context.Context) (int, error) {
 // wait (two minutes if it has no deadline). WaitServing is safe for
 // concurrent use.
 func (e *Ensemble) WaitServing(ctx context.Context) error {
-	ctx, cancel := withDefaultDeadline(ctx, defaultWait)
+	ctx, cancel := zklaunch.WithDefaultDeadline(ctx, zklaunch.DefaultWait)
 	defer cancel()
 	return e.waitFor(ctx, false, quorumServing)
 }
@@ -37,7 +46,7 @@ func (e *Ensemble) WaitServing(ctx context.Context) error {
 func soleLeader(modes []string) int {
 	leader := -1
 	for i, m := range modes {
-		if m == modeLeader {
+		if m == zklaunch.ModeLeader {
 			if leader >= 0 {
 				return -1
 			}
@@ -54,7 +63,7 @@ func quorumServing(modes []string) bool {
 	}
 	serving := 0
 	for _, m := range modes {
-		if m == modeLeader || m == modeFollower {
+		if m == zklaunch.ModeLeader || m == zklaunch.ModeFollower {
 			serving++
 		}
 	}
@@ -67,7 +76,7 @@ func allServing(modes []string) bool {
 		return false
 	}
 	for _, m := range modes {
-		if m != modeLeader && m != modeFollower {
+		if m != zklaunch.ModeLeader && m != zklaunch.ModeFollower {
 			return false
 		}
 	}
@@ -103,15 +112,15 @@ func (e *Ensemble) modes(ctx context.Context, needAll bool) ([]string, error) {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
-		return nil, ErrClosed
+		return nil, zklaunch.ErrClosed
 	}
 	addrs := make([]string, len(e.members))
 	for i, m := range e.members {
 		switch {
 		case needAll && !m.running():
 			e.mu.Unlock()
-			return nil, fmt.Errorf("zktest: %s: %w", m.name, ErrExited)
-		case needAll && m.proc.bindFailed():
+			return nil, fmt.Errorf("zktest: %s: %w", m.name, zklaunch.ErrExited)
+		case needAll && m.proc.BindFailed():
 			// It will exit, but only after retrying for seconds.
 			e.mu.Unlock()
 			return nil, fmt.Errorf("zktest: %s: %w", m.name, errBindFailed)
@@ -125,9 +134,7 @@ func (e *Ensemble) modes(ctx context.Context, needAll bool) ([]string, error) {
 		if a == "" {
 			continue
 		}
-		if reply, err := probe(ctx, a, "srvr"); err == nil {
-			modes[i] = parseMode(reply)
-		}
+		modes[i], _ = zklaunch.Mode(ctx, a)
 	}
 	return modes, nil
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zkalloc/zkalloc/internal/zklaunch"
 )
 
 // With [Options.QuorumProxies], each member's zoo.cfg lists its own peer
@@ -44,7 +46,7 @@ import (
 
 // proxyLocked replaces the ensemble's quorum and election proxies with
 // new ones to the ports in peers, if the ensemble has them.
-func (e *Ensemble) proxyLocked(peers []peer) error {
+func (e *Ensemble) proxyLocked(peers []zklaunch.Peer) error {
 	if err := e.closeProxiesLocked(); err != nil {
 		return err
 	}
@@ -61,12 +63,12 @@ func (e *Ensemble) proxyLocked(peers []peer) error {
 			if i == j {
 				continue
 			}
-			p, err := newProxy(proxyOptions{redial: peerRedial}, hostPort(peers[j].peerPort))
+			p, err := newProxy(proxyOptions{redial: peerRedial}, zklaunch.HostPort(peers[j].PeerPort))
 			if err != nil {
 				return errors.Join(err, e.closeProxiesLocked())
 			}
 			e.proxies[i][j] = p
-			if p, err = newProxy(proxyOptions{greet: electionGreeting}, hostPort(peers[j].electionPort)); err != nil {
+			if p, err = newProxy(proxyOptions{greet: electionGreeting}, zklaunch.HostPort(peers[j].ElectionPort)); err != nil {
 				return errors.Join(err, e.closeProxiesLocked())
 			}
 			e.eproxies[i][j] = p
@@ -135,15 +137,15 @@ const maxGreeting = 64 << 10
 // peersOfLocked returns the server list of member i's zoo.cfg: peers,
 // with every other member's peer and election ports replaced by i's
 // proxies to them.
-func (e *Ensemble) peersOfLocked(i int, peers []peer) []peer {
+func (e *Ensemble) peersOfLocked(i int, peers []zklaunch.Peer) []zklaunch.Peer {
 	if e.proxies == nil {
 		return peers
 	}
-	own := append([]peer(nil), peers...)
+	own := append([]zklaunch.Peer(nil), peers...)
 	for j, p := range e.proxies[i] {
 		if p != nil {
-			own[j].peerPort = proxyPort(p)
-			own[j].electionPort = proxyPort(e.eproxies[i][j])
+			own[j].PeerPort = proxyPort(p)
+			own[j].ElectionPort = proxyPort(e.eproxies[i][j])
 		}
 	}
 	return own
@@ -289,9 +291,6 @@ func (e *Ensemble) Mode(ctx context.Context, i int) (string, error) {
 	if !running {
 		return "", nil
 	}
-	reply, err := probe(ctx, addr, "srvr")
-	if err != nil {
-		return "", nil
-	}
-	return parseMode(reply), nil
+	mode, _ := zklaunch.Mode(ctx, addr)
+	return mode, nil
 }

@@ -7,6 +7,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/zkalloc/zkalloc/internal/zklaunch"
 )
 
 // greeting builds the opening of an election connection: version, id and
@@ -61,7 +63,7 @@ func TestElectionGreeting(t *testing.T) {
 // peer port does for a moment, instead of resetting the follower.
 func TestProxyRedial(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", loopback+":0")
+	ln, err := net.Listen("tcp", zklaunch.Loopback+":0")
 	if err != nil {
 		t.Fatal(err)
 	}

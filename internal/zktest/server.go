@@ -3,44 +3,16 @@ package zktest
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"sync"
-	"syscall"
+
+	"github.com/zkalloc/zkalloc/internal/zklaunch"
 )
 
-// Server is one standalone ZooKeeper server (ZooKeeperServerMain) listening
-// on a loopback port. It can be stopped, killed and started again on the
-// same address and data directory.
-//
-// A Server is safe for concurrent use; its methods are serialized, so one
-// waits while another is starting or stopping the server.
-type Server struct {
-	inst      installation
-	settings  settings
-	dir       string // the server's own directory: zoo.cfg, data/, zookeeper.log
-	removeDir bool   // dir is a temporary directory, removed by Close
-	addr      string // set by StartServer before it returns; fixed afterwards
-	name      string // likewise
-
-	mu     sync.Mutex
-	proc   *process // the latest process, running or not; nil before the first
-	closed bool
-}
-
-// StartServer starts a standalone server on a free 127.0.0.1 port, with its
-// files in a new directory (see [Options.Dir]), and returns once the server
-// answers `ruok` with `imok` and serves clients (`srvr` reports "Mode:
-// standalone"; until then it drops client connections). If another process
-// takes the port first, it retries on a new port a few times.
-//
-// ctx bounds the start; without a deadline, two minutes apply. On failure
-// the error includes the tail of the server's log; it wraps
-// [ErrNotInstalled] when ZooKeeper is not installed and [ErrExited] when the
-// server exited on its own. The caller must Close the returned Server.
-func StartServer(ctx context.Context, opts Options) (*Server, error) {
+// StartServer starts a standalone server with the launcher's
+// [zklaunch.StartServer], on the settings of opts, which it checks first;
+// it refuses [Options.QuorumProxies]. See [zklaunch.StartServer] for what
+// it waits for and what its errors wrap. The caller must Close the
+// returned Server; tests use [Standalone], which does.
+func StartServer(ctx context.Context, opts Options) (*zklaunch.Server, error) {
 	st, err := opts.validate()
 	if err != nil {
 		return nil, err
@@ -48,171 +20,10 @@ func StartServer(ctx context.Context, opts Options) (*Server, error) {
 	if st.proxies {
 		return nil, errors.New("zktest: Options.QuorumProxies true: a standalone server has no quorum links")
 	}
-	inst, err := findInstallation()
-	if err != nil {
-		return nil, err
-	}
-	dir, err := makeDir(st.dir, "zktest-server-")
-	if err != nil {
-		return nil, err
-	}
-	s := &Server{inst: inst, settings: st, dir: dir, removeDir: st.dir == ""}
-	ctx, cancel := withDefaultDeadline(ctx, defaultWait)
-	defer cancel()
-
-	for attempt := 1; ; attempt++ {
-		ports, err := pickPorts(1)
-		if err != nil {
-			s.Close()
-			return nil, err
-		}
-		s.addr = hostPort(ports[0])
-		s.name = "zk-" + strconv.Itoa(ports[0])
-		cfg := serverConfig{dataDir: filepath.Join(dir, "data"), clientPort: ports[0], settings: st}
-		if err := os.WriteFile(filepath.Join(dir, cfgName), []byte(cfg.render()), 0o644); err != nil {
-			s.Close()
-			return nil, fmt.Errorf("zktest: write zoo.cfg: %w", err)
-		}
-		s.mu.Lock()
-		err = s.startLocked(ctx)
-		retry := err != nil && s.proc != nil && s.proc.bindFailed() && attempt < bindAttempts
-		s.mu.Unlock()
-		switch {
-		case err == nil:
-			return s, nil
-		case !retry:
-			s.Close()
-			return nil, err
-		}
-	}
-}
-
-// makeDir creates a new directory in parent (or in the system's temporary
-// directory) and returns its absolute path with symbolic links resolved, as
-// the server's JVM reports it in `envi`.
-func makeDir(parent, pattern string) (string, error) {
-	dir, err := os.MkdirTemp(parent, pattern)
-	if err != nil {
-		return "", fmt.Errorf("zktest: create server directory: %w", err)
-	}
-	resolved, err := filepath.Abs(dir)
-	if err == nil {
-		resolved, err = filepath.EvalSymlinks(resolved)
-	}
-	if err != nil {
-		os.RemoveAll(dir)
-		return "", fmt.Errorf("zktest: create server directory: %w", err)
-	}
-	return resolved, nil
-}
-
-// Addr returns the server's client address, "127.0.0.1:port". It stays the
-// same across Stop and Start. Addr is safe for concurrent use and does not
-// wait for other methods.
-func (s *Server) Addr() string {
-	return s.addr
-}
-
-// Start starts the server again after Stop or Kill, on the same port and
-// data directory: sessions that have not timed out meanwhile survive, as
-// with a real restart. It returns once the server serves again, and does
-// nothing if the server is running. ctx bounds the start (two minutes if
-// it has no deadline); on failure the server is left stopped and the error
-// quotes its log. Start is safe for concurrent use.
-func (s *Server) Start(ctx context.Context) error {
-	ctx, cancel := withDefaultDeadline(ctx, defaultWait)
-	defer cancel()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.startLocked(ctx)
-}
-
-// startLocked starts the process unless it is running and waits until it
-// is ready. On failure it kills the process but keeps s.proc for its log.
-func (s *Server) startLocked(ctx context.Context) error {
-	if s.closed {
-		return ErrClosed
-	}
-	if s.proc != nil && !s.proc.exited() {
-		return nil
-	}
-	log := s.settings.log
-	if log != nil {
-		log = newPrefixWriter(log, s.name)
-	}
-	p, err := startProcess(s.inst, s.settings, standaloneMain, s.dir, log)
-	if err != nil {
-		return err
-	}
-	s.proc = p
-	if err := p.waitReady(ctx, s.addr, s.dir, true); err != nil {
-		err = p.describe(s.name, fmt.Errorf("zktest: start %s: %w", s.addr, err))
-		return errors.Join(err, p.stop(syscall.SIGKILL))
-	}
-	return nil
-}
-
-// Stop stops the server with SIGTERM, as an operator would, and waits for
-// it to exit (killing it if it takes more than 10 s). Its files are kept
-// for Start. Stopping a stopped server does nothing. Stop is safe for
-// concurrent use.
-func (s *Server) Stop() error {
-	return s.halt(syscall.SIGTERM)
-}
-
-// Kill kills the server with SIGKILL, as a crash would, and waits for it to
-// exit. Its files are kept for Start. Killing a stopped server does
-// nothing. Kill is safe for concurrent use.
-func (s *Server) Kill() error {
-	return s.halt(syscall.SIGKILL)
-}
-
-func (s *Server) halt(sig syscall.Signal) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.proc == nil || s.proc.exited() {
-		return nil
-	}
-	return s.proc.stop(sig)
-}
-
-// Running reports whether the server process is running (it may not be
-// ready yet, or may have exited a moment ago). Running is safe for
-// concurrent use.
-func (s *Server) Running() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.proc != nil && !s.proc.exited()
-}
-
-// Close kills the server if it is running and removes its temporary
-// directory (a directory under a caller's [Options.Dir] is kept). Later
-// calls do nothing and return nil; other methods then return [ErrClosed]
-// or do nothing. Close is safe for concurrent use.
-func (s *Server) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	var err error
-	if s.proc != nil && !s.proc.exited() {
-		err = s.proc.stop(syscall.SIGKILL)
-	}
-	if s.removeDir {
-		err = errors.Join(err, os.RemoveAll(s.dir))
-	}
-	return err
-}
-
-// logTail returns the tail of the latest server process's log, or "" if
-// none started.
-func (s *Server) logTail() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.proc == nil {
-		return ""
-	}
-	return s.proc.tail()
+	return zklaunch.StartServer(ctx, zklaunch.Options{
+		Config:     st.config("", 0, nil),
+		Dir:        st.dir,
+		Log:        st.log,
+		DefaultJVM: st.defaultJVM,
+	})
 }

@@ -3,7 +3,6 @@ package zktest_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net"
 	"path/filepath"
 	"strings"
@@ -28,92 +27,6 @@ func TestStartServerRejectsBadOptions(t *testing.T) {
 	_, err = zktest.StartEnsemble(context.Background(), 0, zktest.Options{})
 	if err == nil {
 		t.Error("StartEnsemble of 0 members: no error")
-	}
-}
-
-func ruok(t *testing.T, addr string) error {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	reply, err := zktest.FourLetter(ctx, addr, "ruok")
-	if err == nil && reply != "imok" {
-		err = errors.New("ruok: " + reply)
-	}
-	return err
-}
-
-func TestServerLifecycle(t *testing.T) {
-	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	begin := time.Now()
-	s, err := zktest.StartServer(ctx, zktest.Options{})
-	if err != nil {
-		if errors.Is(err, zktest.ErrNotInstalled) && !zktest.OnCI() {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-	t.Logf("standalone server ready in %v", time.Since(begin).Round(time.Millisecond))
-	defer s.Close()
-	addr := s.Addr()
-	if err := ruok(t, addr); err != nil {
-		t.Fatal(err)
-	}
-	srvr, err := zktest.FourLetter(ctx, addr, "srvr")
-	if err != nil || !strings.Contains(srvr, "Mode: standalone") {
-		t.Fatalf("srvr = %q, %v; want Mode: standalone", srvr, err)
-	}
-	if _, err := zktest.FourLetter(ctx, addr, "toolong"); err == nil {
-		t.Error("FourLetter with a 7-letter word: no error")
-	}
-
-	for _, halt := range []struct {
-		name string
-		f    func() error
-	}{{"Stop", s.Stop}, {"Kill", s.Kill}} {
-		if err := halt.f(); err != nil {
-			t.Fatalf("%s: %v", halt.name, err)
-		}
-		if s.Running() {
-			t.Errorf("Running() after %s = true", halt.name)
-		}
-		if err := ruok(t, addr); err == nil {
-			t.Errorf("ruok answered after %s", halt.name)
-		}
-		if err := halt.f(); err != nil {
-			t.Errorf("second %s: %v", halt.name, err)
-		}
-		begin = time.Now()
-		if err := s.Start(ctx); err != nil {
-			t.Fatalf("Start after %s: %v", halt.name, err)
-		}
-		t.Logf("restart after %s ready in %v", halt.name, time.Since(begin).Round(time.Millisecond))
-		if got := s.Addr(); got != addr {
-			t.Errorf("Addr() after restart = %q, want %q", got, addr)
-		}
-		if err := ruok(t, addr); err != nil {
-			t.Errorf("after restart: %v", err)
-		}
-		if err := s.Start(ctx); err != nil {
-			t.Errorf("Start while running: %v", err)
-		}
-	}
-
-	if err := s.Close(); err != nil {
-		t.Errorf("Close: %v", err)
-	}
-	if err := s.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
-	if err := ruok(t, addr); err == nil {
-		t.Error("ruok answered after Close")
-	}
-	if err := s.Start(ctx); !errors.Is(err, zktest.ErrClosed) {
-		t.Errorf("Start after Close: %v, want ErrClosed", err)
-	}
-	if err := s.Stop(); err != nil {
-		t.Errorf("Stop after Close: %v", err)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zkalloc/zkalloc/internal/zklaunch"
 )
 
 // Bounds on the helpers' starts. Generous: a loaded CI machine starting
@@ -26,7 +28,7 @@ const (
 // is true) it fails instead, so that a broken CI setup cannot pass by
 // skipping. Any other start error fails the test. Call Standalone from the
 // test's goroutine.
-func Standalone(tb testing.TB, opts Options) *Server {
+func Standalone(tb testing.TB, opts Options) *zklaunch.Server {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), standaloneStartTimeout)
 	defer cancel()
@@ -36,7 +38,7 @@ func Standalone(tb testing.TB, opts Options) *Server {
 	}
 	tb.Cleanup(func() {
 		if tb.Failed() {
-			tb.Logf("zktest: server %s log tail:\n%s", s.Addr(), s.logTail())
+			tb.Logf("zktest: server %s log tail:\n%s", s.Addr(), s.Tail())
 		}
 		if err := s.Close(); err != nil {
 			tb.Errorf("zktest: close server: %v", err)
@@ -75,6 +77,13 @@ func NewEnsemble(tb testing.TB, n int, opts Options) *Ensemble {
 func StartProxy(tb testing.TB, targets ...string) *Proxy {
 	tb.Helper()
 	p, err := NewProxy(targets...)
+	return closeAtCleanup(tb, p, err)
+}
+
+// closeAtCleanup fails the test if err is not nil, and otherwise
+// registers a cleanup that closes p.
+func closeAtCleanup(tb testing.TB, p *Proxy, err error) *Proxy {
+	tb.Helper()
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -90,7 +99,7 @@ func StartProxy(tb testing.TB, targets ...string) *Proxy {
 // missing on a developer's machine, a failure otherwise.
 func failStart(tb testing.TB, err error) {
 	tb.Helper()
-	if errors.Is(err, ErrNotInstalled) && !OnCI() {
+	if errors.Is(err, zklaunch.ErrNotInstalled) && !OnCI() {
 		tb.Skipf("%v (skipping: outside CI; under CI=true this fails)", err)
 	}
 	tb.Fatal(err)
