@@ -42,13 +42,12 @@ func zkActors(cfg Config, log *slog.Logger, clock actor.Clock) seam.Actors {
 		auth[i] = zksession.Auth{Scheme: a.Scheme, Credentials: slices.Clone(a.Credentials)}
 	}
 	sessCfg := zksession.Config{
-		Servers:  cfg.Servers,
-		Timeout:  cfg.SessionTimeout,
-		Dialer:   net.DialTimeout,
-		Auth:     auth,
-		WrapConn: cfg.wrapConn,
-		Logger:   log,
-		Clock:    clock,
+		Servers: cfg.Servers,
+		Timeout: cfg.SessionTimeout,
+		Dialer:  net.DialTimeout,
+		Auth:    auth,
+		Logger:  log,
+		Clock:   clock,
 	}
 	if cfg.DisconnectGrace > 0 {
 		// Partitions kept while disconnected rest on the lease alone: it

@@ -12,7 +12,6 @@ import (
 
 	"github.com/zkalloc/zkalloc/internal/seam"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
-	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
@@ -167,10 +166,6 @@ type Config struct {
 	// chroot is the chroot path the Servers carry, "" if none; set by
 	// withDefaults, which also strips it from Servers.
 	chroot string
-
-	// wrapConn, set only by tests (export_test.go), instruments the
-	// ZooKeeper client, for instance to count requests.
-	wrapConn func(zksession.Conn) zksession.Conn
 
 	// backend, set by withDefaults when Servers names an in-memory
 	// backend registered with package seam (zkalloctest's), builds the
