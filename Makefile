@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: test demo bench zookeeper
+.PHONY: test lint demo bench zookeeper
 
 zookeeper:
 	@scripts/install-zookeeper.sh
@@ -20,12 +20,12 @@ zookeeper:
 # without race instrumentation.
 RACE = -race -gcflags=github.com/go-zookeeper/zk=-race=false
 
-## test: go vet, gofmt and the race-enabled tests of every package of
-## every module, against real ZooKeeper servers that the tests start
-## themselves: the main module, then the integration module (chaos, cut
-## leaders and followers, scale, convergence and fast join; see
+## test: go vet, gofmt, golangci-lint and the race-enabled tests of every
+## package of every module, against real ZooKeeper servers that the tests
+## start themselves: the main module, then the integration module (chaos,
+## cut leaders and followers, scale, convergence and fast join; see
 ## docs/testing.md), then the side modules.
-test: zookeeper
+test: zookeeper lint
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -34,6 +34,18 @@ test: zookeeper
 	cd bench && $(GO) vet ./... && $(GO) test $(RACE) -count=1 ./...
 	cd metrics/prometheus && $(GO) vet ./... && $(GO) test $(RACE) -count=1 ./...
 	cd examples/franzgo && $(GO) vet ./... && $(GO) test $(RACE) -count=1 ./...
+
+MODULES = . integration bench metrics/prometheus examples/franzgo
+
+## lint: golangci-lint (.golangci.yaml: staticcheck, depguard's import
+## bans, errcheck, ...) over every module. The pinned version is built
+## into ./bin the first time (a few minutes of CPU), from the module proxy.
+lint:
+	@lint=$$(scripts/install-golangci-lint.sh) && top=$$(pwd) && \
+		for m in $(MODULES); do \
+			echo "golangci-lint $$m"; \
+			(cd $$m && $$lint run -c $$top/.golangci.yaml ./...) || exit 1; \
+		done
 
 ## bench: the assignor comparison table (bench/RESULTS.md), the
 ## convergence benchmark and the session's resume against a local ZooKeeper.
