@@ -159,7 +159,7 @@ func (a *Allocator) Start(ctx context.Context) error {
 	case <-ctx.Done():
 		// Read before Close, whose shutdown fails connections itself.
 		up, last := a.sess.Failure()
-		a.Close()
+		_ = a.Close() // Start's error says why; Close's is ctx's too
 		if up {
 			return fmt.Errorf("zkalloc: start: %w", ctx.Err())
 		}

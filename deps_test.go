@@ -6,8 +6,6 @@ import (
 	"go/parser"
 	"go/token"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -108,9 +106,10 @@ type listed struct {
 // depend on, by import path, as `go list -deps ./...` gives them.
 func listModule(t *testing.T) map[string]listed {
 	t.Helper()
+	// go test puts GOROOT/bin first in the PATH of the tests it runs.
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		t.Fatalf("the go command is not on PATH: %v", err)
 	}
 	cmd := exec.Command(goTool, "list", "-deps", "-json=ImportPath,Standard,Imports,Deps", "./...")
 	var stderr bytes.Buffer

@@ -84,7 +84,7 @@ func (m *Member) Crash() {
 	if m.stop() {
 		m.endSession(session.Closed)
 	}
-	m.alloc.Close()
+	_ = m.alloc.Close() // a crash has nobody to tell
 }
 
 // Fail stops the member on err as the Allocator stops on a fatal error,
@@ -180,7 +180,7 @@ func (m *Member) LoseSession() {
 	g.mu.Unlock()
 	// As the real session's lease does, revoke before the server expires
 	// the session: no two members list a partition at once.
-	g.wait(context.Background(), func() bool { return m.stopping || len(m.published.Assigned) == 0 })
+	_ = g.wait(context.Background(), func() bool { return m.stopping || len(m.published.Assigned) == 0 }) // no deadline: it cannot fail
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if m.st.SessionID != sid {

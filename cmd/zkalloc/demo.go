@@ -31,7 +31,7 @@ func demo(ctx context.Context, o options, w io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("start ZooKeeper (run scripts/install-zookeeper.sh, or pass -servers): %w", err)
 		}
-		defer srv.Close()
+		defer func() { _ = srv.Close() }() // the demo is over: nothing to tell
 		addrs = []string{srv.Addr()}
 		fmt.Fprintln(w, "ZooKeeper is up at", srv.Addr())
 	}
@@ -73,7 +73,7 @@ func demo(ctx context.Context, o options, w io.Writer) error {
 			fmt.Fprintf(w, "  %-3s updates closed\n", name)
 		}()
 		if err := alloc.Start(ctx); err != nil {
-			alloc.Close()
+			_ = alloc.Close() // Start closed it already, with the same error
 			return fmt.Errorf("start %s: %w", name, err)
 		}
 		members[name] = alloc
@@ -97,7 +97,7 @@ func demo(ctx context.Context, o options, w io.Writer) error {
 	}
 	defer func() {
 		for name := range members {
-			leave(name)
+			_ = leave(name) // on the way out: each consumer prints its end
 		}
 		wg.Wait()
 	}()

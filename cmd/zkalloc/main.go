@@ -219,7 +219,7 @@ func withConn(ctx context.Context, o options, f func(*client) error) error {
 		return err
 	case <-ctx.Done():
 		c.conn.Close() // fails the requests in flight, so f returns
-		<-done
+		<-done         //nolint:errcheck // its error is the closing's, not ZooKeeper's answer
 		return fmt.Errorf("no answer from ZooKeeper within %v: %w", o.timeout, ctx.Err())
 	}
 }

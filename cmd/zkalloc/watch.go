@@ -320,7 +320,7 @@ func coalesce(lines []change) []change {
 func (wt *watcher) emit(c change) {
 	c.Time = time.Now().UTC().Format(time.RFC3339Nano)
 	if wt.json {
-		json.NewEncoder(wt.out).Encode(c)
+		_ = json.NewEncoder(wt.out).Encode(c) // as fmt.Fprint to the terminal: nothing to do on failure
 		return
 	}
 	var b strings.Builder

@@ -220,11 +220,11 @@ func TestPartitionsRoundTrip(t *testing.T) {
 			t.Errorf("%v on a missing group: exit %d, stderr %q; want 1, no such group", cmd, code, errOut)
 		}
 	}
-	code, out, errOut := cli(t, context.Background(), append(base, "partitions", "add", "events:0-7,10", "audit:3", "events:20")...)
+	code, _, errOut := cli(t, context.Background(), append(base, "partitions", "add", "events:0-7,10", "audit:3", "events:20")...)
 	if code != 0 {
 		t.Fatalf("add: exit %d: %s", code, errOut)
 	}
-	code, out, errOut = cli(t, context.Background(), append(base, "partitions", "list")...)
+	code, out, errOut := cli(t, context.Background(), append(base, "partitions", "list")...)
 	if code != 0 {
 		t.Fatalf("list: exit %d: %s", code, errOut)
 	}

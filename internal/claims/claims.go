@@ -381,7 +381,7 @@ func (c *Actor) work() error {
 		for k, i := range idx {
 			ps[k], rs[k] = acquire[i], results[i]
 		}
-		c.apply(ps, rs)
+		_ = c.apply(ps, rs) // the creates' errors are applied again, and returned, with the rest below
 		if conn.SessionID() == sid {
 			c.report(sid)
 		}

@@ -84,14 +84,14 @@ func StartServer(ctx context.Context, opts Options) (*Server, error) {
 	for attempt := 1; ; attempt++ {
 		ports, err := pickPorts(1)
 		if err != nil {
-			s.Close()
+			_ = s.Close() // the error returned says what failed
 			return nil, err
 		}
 		s.addr = HostPort(ports[0])
 		s.jvm.Name = "zk-" + strconv.Itoa(ports[0])
 		cfg.ClientPort = ports[0]
 		if err := cfg.Write(dir); err != nil {
-			s.Close()
+			_ = s.Close() // the error returned says what failed
 			return nil, err
 		}
 		s.mu.Lock()
@@ -102,7 +102,7 @@ func StartServer(ctx context.Context, opts Options) (*Server, error) {
 		case err == nil:
 			return s, nil
 		case !retry:
-			s.Close()
+			_ = s.Close() // the error returned says what failed
 			return nil, err
 		}
 	}
@@ -121,7 +121,7 @@ func MakeDir(parent, pattern string) (string, error) {
 		resolved, err = filepath.EvalSymlinks(resolved)
 	}
 	if err != nil {
-		os.RemoveAll(dir)
+		_ = os.RemoveAll(dir) // best effort: the error returned says what failed
 		return "", fmt.Errorf("zklaunch: create server directory: %w", err)
 	}
 	return resolved, nil
