@@ -8,32 +8,13 @@ GO ?= go
 zookeeper:
 	@scripts/install-zookeeper.sh
 
-# go-zookeeper v1.0.4 has a known data race of its own (recvLoop writes
-# Conn.lastZxid while sendSetWatches reads it on reconnection; upstream
-# go-zookeeper/zk#35, samuel/go-zookeeper#178 and #260). It is harmless on
-# 64-bit platforms, but the race detector failed about one chaos run in
-# seven on it. The session layer now holds requests back until a resumed
-# session's watches are re-sent, and orders the two for the detector
-# (session/link.go), which removed the report in the chaos runs since; but
-# a request sent in the instant a connection fails can still set it off.
-# Everything of ours stays instrumented; only that package is compiled
-# without race instrumentation.
-RACE = -race -gcflags=github.com/go-zookeeper/zk=-race=false
-
-## test: go vet, gofmt, golangci-lint and the race-enabled tests of every
+## test: gofmt, go vet, golangci-lint and the race-enabled tests of every
 ## package of every module, against real ZooKeeper servers that the tests
 ## start themselves: the main module, then the integration module (chaos,
 ## cut leaders and followers, scale, convergence and fast join; see
-## docs/testing.md), then the side modules.
-test: zookeeper lint
-	$(GO) vet ./...
-	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
-		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) test $(RACE) -count=1 ./...
-	cd integration && $(GO) vet ./... && $(GO) test $(RACE) -count=1 ./...
-	cd bench && $(GO) vet ./... && $(GO) test $(RACE) -count=1 ./...
-	cd metrics/prometheus && $(GO) vet ./... && $(GO) test $(RACE) -count=1 ./...
-	cd examples/franzgo && $(GO) vet ./... && $(GO) test $(RACE) -count=1 ./...
+## docs/testing.md), then the side modules (scripts/test.sh).
+test: zookeeper
+	@scripts/test.sh
 
 MODULES = . integration bench metrics/prometheus examples/franzgo
 
