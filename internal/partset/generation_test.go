@@ -1,0 +1,233 @@
+package partset_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkalloc/zkalloc/internal/actortest"
+	"github.com/zkalloc/zkalloc/internal/partset"
+	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
+	"github.com/zkalloc/zkalloc/internal/zktest"
+	"github.com/zkalloc/zkalloc/partitions"
+)
+
+// published keeps every view the set publishes, as its debug log says
+// ("zkalloc: partition view", with the zxid and the number of
+// partitions): the views channel is latest-wins, and a reader may miss
+// one. It is a slog.Handler, safe for concurrent use.
+type published struct {
+	mu    sync.Mutex
+	views []string // "zxid partitions"
+}
+
+func (p *published) Enabled(context.Context, slog.Level) bool { return true }
+func (p *published) WithAttrs([]slog.Attr) slog.Handler       { return p }
+func (p *published) WithGroup(string) slog.Handler            { return p }
+
+func (p *published) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "zkalloc: partition view" {
+		return nil
+	}
+	var zxid, n string
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "zxid":
+			zxid = a.Value.String()
+		case "partitions":
+			n = a.Value.String()
+		}
+		return true
+	})
+	p.mu.Lock()
+	p.views = append(p.views, zxid+" "+n)
+	p.mu.Unlock()
+	return nil
+}
+
+// twice returns the first zxid published with two different views, and
+// both, or "" if there is none.
+func (p *published) twice() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	seen := map[string]string{}
+	for _, v := range p.views {
+		var zxid, n string
+		fmt.Sscan(v, &zxid, &n)
+		if old, ok := seen[zxid]; ok && old != n {
+			return fmt.Sprintf("zxid %s with %s and with %s partitions (all views: %v)", zxid, old, n, p.views)
+		}
+		seen[zxid] = n
+	}
+	return ""
+}
+
+// holdingConn holds the set's next read of one node, once armed: it
+// reports on held and waits for release before it sends the read.
+type holdingConn struct {
+	zksession.Conn
+	path    string
+	armed   *atomic.Bool
+	held    chan<- struct{} // one slot
+	release <-chan struct{}
+}
+
+func (c holdingConn) GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+	if path == c.path && c.armed.CompareAndSwap(true, false) {
+		c.held <- struct{}{}
+		<-c.release
+	}
+	return c.Conn.GetW(path)
+}
+
+// TestSetGenerationIdentifiesOneView plays the race of issue 26 step by
+// step: one multi (zxid Z) writes topics a and b; the set, busy re-reading
+// a for an earlier change when the multi lands, reads a at Z before it
+// has taken b's watch. Before the fix it published a view with a new and
+// b old at Z, then the whole change at Z again: two views, one zxid. Now
+// a reading is published only once no watch armed by it has fired, so
+// each view is the set as it was at its zxid.
+func TestSetGenerationIdentifiesOneView(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	obs := actortest.Observe(t, []string{srv.Addr()}, 10*time.Second)
+	paths := zkpath.Group{Root: "/zkalloc", Group: t.Name()}
+	held, release := make(chan struct{}, 1), make(chan struct{})
+	armed := new(atomic.Bool)
+	log := &published{}
+	m := startSetWith(t, []string{srv.Addr()}, paths, map[string][]int32{"a": {0}, "b": {0}}, func(c zksession.Conn) zksession.Conn {
+		return holdingConn{Conn: c, path: paths.Topic("a"), armed: armed, held: held, release: release}
+	}, func(cfg *partset.Config) { cfg.Logger = slog.New(log) })
+	m.waitParts(append(actortest.Parts("a", 0), actortest.Parts("b", 0)...))
+
+	// A change to a alone: the set's re-read of a is held.
+	armed.Store(true)
+	if _, err := obs.Conn.Set(paths.Topic("a"), []byte("0,5"), -1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the set did not re-read a")
+	}
+	// One multi writes a and b while the read waits, then the read goes.
+	if _, err := obs.Conn.Multi(
+		&zk.SetDataRequest{Path: paths.Topic("a"), Data: []byte("0-1"), Version: -1},
+		&zk.SetDataRequest{Path: paths.Topic("b"), Data: []byte("0-1"), Version: -1},
+	); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	v := m.waitParts(append(actortest.Parts("a", 0, 1), actortest.Parts("b", 0, 1)...))
+	if twice := log.twice(); twice != "" {
+		t.Errorf("two views published with one zxid: %s", twice)
+	}
+	checkAt(t, obs.Conn, paths, v)
+}
+
+// TestSetViewsOfMultisAreWhole: many multis each write two topics while
+// a member watches; no two different views carry the same zxid, and the
+// last is the set as it is.
+func TestSetViewsOfMultisAreWhole(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	obs := actortest.Observe(t, []string{srv.Addr()}, 10*time.Second)
+	paths := zkpath.Group{Root: "/zkalloc", Group: t.Name()}
+	log := &published{}
+	m := startSetWith(t, []string{srv.Addr()}, paths, map[string][]int32{"a": {0}, "b": {0}}, nil,
+		func(cfg *partset.Config) { cfg.Logger = slog.New(log) })
+	m.waitParts(append(actortest.Parts("a", 0), actortest.Parts("b", 0)...))
+	const rounds = 40
+	for i := 1; i <= rounds; i++ {
+		data := []byte(fmt.Sprintf("0-%d", i))
+		if _, err := obs.Conn.Multi(
+			&zk.SetDataRequest{Path: paths.Topic("a"), Data: data, Version: -1},
+			&zk.SetDataRequest{Path: paths.Topic("b"), Data: data, Version: -1},
+		); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := make([]int32, rounds+1)
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	v := m.waitParts(append(actortest.Parts("a", ids...), actortest.Parts("b", ids...)...))
+	if twice := log.twice(); twice != "" {
+		t.Errorf("two views published with one zxid: %s", twice)
+	}
+	checkAt(t, obs.Conn, paths, v)
+}
+
+// checkAt checks that v, the set's last view, carries the zxid of the
+// newest change of the set as it is now.
+func checkAt(t *testing.T, c zksession.Conn, paths zkpath.Group, v partitions.View) {
+	t.Helper()
+	names, stat, err := c.Children(paths.Partitions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest := stat.Pzxid
+	for _, name := range names {
+		_, st, err := c.Get(paths.Topic(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		newest = max(newest, st.Mzxid)
+	}
+	if v.Zxid != newest {
+		t.Errorf("view at zxid %#x, want %#x, the newest change", v.Zxid, newest)
+	}
+}
+
+// TestWatchFiresBeforeLaterReply checks what [partset]'s readings rest on
+// (see Set.changedSince): once the client hands over a reply that shows
+// a change, the channel of every watch that change fired is closed
+// already, on the same connection. A client that delivered watch events
+// later, on a goroutine of its own, would fail it.
+func TestWatchFiresBeforeLaterReply(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	reader := actortest.Observe(t, []string{srv.Addr()}, 10*time.Second).Conn
+	writer := actortest.Observe(t, []string{srv.Addr()}, 10*time.Second).Conn
+	acl := zk.WorldACL(zk.PermAll)
+	for _, p := range []string{"/a", "/b"} {
+		if _, err := writer.Create(p, []byte("0"), 0, acl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for round := range 20 {
+		_, _, watch, err := reader.GetW("/b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := writer.Multi(
+			&zk.SetDataRequest{Path: "/a", Data: []byte("1"), Version: -1},
+			&zk.SetDataRequest{Path: "/b", Data: []byte("1"), Version: -1},
+		); err != nil {
+			t.Fatal(err)
+		}
+		_, written, err := writer.Get("/a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, stat, err := reader.Get("/a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stat.Mzxid != written.Mzxid {
+			t.Fatalf("round %d: read /a at mzxid %#x, want the multi's %#x", round, stat.Mzxid, written.Mzxid)
+		}
+		select {
+		case <-watch:
+		default:
+			t.Fatalf("round %d: the reply shows the multi, but the watch on /b it fired is still open", round)
+		}
+	}
+}
