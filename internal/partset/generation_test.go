@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -169,21 +170,27 @@ func TestSetViewsOfMultisAreWhole(t *testing.T) {
 // newest change of the set as it is now.
 func checkAt(t *testing.T, c zksession.Conn, paths zkpath.Group, v partitions.View) {
 	t.Helper()
+	if want := newest(t, c, paths); v.Zxid != want {
+		t.Errorf("view at zxid %#x, want %#x, the newest change", v.Zxid, want)
+	}
+}
+
+// newest returns the zxid of the newest change of the set as it is now.
+func newest(t *testing.T, c zksession.Conn, paths zkpath.Group) int64 {
+	t.Helper()
 	names, stat, err := c.Children(paths.Partitions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	newest := stat.Pzxid
+	zxid := stat.Pzxid
 	for _, name := range names {
 		_, st, err := c.Get(paths.Topic(name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		newest = max(newest, st.Mzxid)
+		zxid = max(zxid, st.Mzxid)
 	}
-	if v.Zxid != newest {
-		t.Errorf("view at zxid %#x, want %#x, the newest change", v.Zxid, newest)
-	}
+	return zxid
 }
 
 // TestWatchFiresBeforeLaterReply checks what [partset]'s readings rest on
@@ -230,4 +237,68 @@ func TestWatchFiresBeforeLaterReply(t *testing.T) {
 			t.Fatalf("round %d: the reply shows the multi, but the watch on /b it fired is still open", round)
 		}
 	}
+}
+
+// churningConn writes topic b (through writer) before each read of a,
+// and a before each read of b, while churn is set: the set its reader
+// keeps finds a change in every reading.
+type churningConn struct {
+	zksession.Conn
+	writer zksession.Conn
+	paths  zkpath.Group
+	churn  *atomic.Bool
+	n      *atomic.Int32 // writes made
+}
+
+func (c churningConn) GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+	if c.churn.Load() {
+		other := map[string]string{c.paths.Topic("a"): c.paths.Topic("b"), c.paths.Topic("b"): c.paths.Topic("a")}[path]
+		if other != "" {
+			if _, err := c.writer.Set(other, []byte("0"), -1); err != nil {
+				return nil, nil, nil, err
+			}
+			c.n.Add(1)
+		}
+	}
+	return c.Conn.GetW(path)
+}
+
+// TestSetUnsettledRetries: a set that changes in every reading is not
+// published half-read; after a bounded number of readings the attempt
+// fails, is logged and retried, and once the changes stop the set is
+// published whole.
+func TestSetUnsettledRetries(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	obs := actortest.Observe(t, []string{srv.Addr()}, 10*time.Second)
+	paths := zkpath.Group{Root: "/zkalloc", Group: t.Name()}
+	churn, writes := new(atomic.Bool), new(atomic.Int32)
+	logs := actortest.NewLogs()
+	m := startSetWith(t, []string{srv.Addr()}, paths, map[string][]int32{"a": {0}, "b": {0}}, func(c zksession.Conn) zksession.Conn {
+		return churningConn{Conn: c, writer: obs.Conn, paths: paths, churn: churn, n: writes}
+	}, func(cfg *partset.Config) { cfg.Logger = slog.New(logs) })
+	m.waitParts(append(actortest.Parts("a", 0), actortest.Parts("b", 0)...))
+
+	churn.Store(true)
+	if _, err := obs.Conn.Set(paths.Topic("a"), []byte("0-1"), -1); err != nil {
+		t.Fatal(err)
+	}
+	rec := logs.Next(t, 10*time.Second)
+	if !strings.Contains(rec.Attrs["err"], "kept changing") {
+		t.Fatalf("logged %q %v, want the set's failure to settle", rec.Msg, rec.Attrs)
+	}
+	churn.Store(false)
+	if n := writes.Load(); n < 8 {
+		t.Errorf("%d writes before the attempt gave up, want at least 8 (one per reading)", n)
+	}
+	select {
+	case v := <-m.set.Views():
+		t.Fatalf("published %v while the set kept changing", v.Partitions)
+	default:
+	}
+	// The view the changes end with (a read that saw churn set may write
+	// once more after the store).
+	actortest.AwaitChan(t, m.set.Views(), &m.last, 10*time.Second, "view of the last change", func(v partitions.View) bool {
+		return v.Zxid == newest(t, obs.Conn, paths)
+	})
 }
