@@ -18,6 +18,7 @@ import (
 	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // published keeps every view the set publishes, as its debug log says
@@ -133,9 +134,10 @@ func TestSetGenerationIdentifiesOneView(t *testing.T) {
 	checkAt(t, obs.Conn, paths, v)
 }
 
-// TestSetViewsOfMultisAreWhole: many multis each write two topics while
-// a member watches; no two different views carry the same zxid, and the
-// last is the set as it is.
+// TestSetViewsOfMultisAreWhole: many multis each write two topics (every
+// fourth also creates one, which changes the list) while a member
+// watches; no two different views carry the same zxid, and the last is
+// the set as it is.
 func TestSetViewsOfMultisAreWhole(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
@@ -146,12 +148,19 @@ func TestSetViewsOfMultisAreWhole(t *testing.T) {
 		func(cfg *partset.Config) { cfg.Logger = slog.New(log) })
 	m.waitParts(append(actortest.Parts("a", 0), actortest.Parts("b", 0)...))
 	const rounds = 40
+	var created []rebalance.Partition
 	for i := 1; i <= rounds; i++ {
 		data := []byte(fmt.Sprintf("0-%d", i))
-		if _, err := obs.Conn.Multi(
+		ops := []any{
 			&zk.SetDataRequest{Path: paths.Topic("a"), Data: data, Version: -1},
 			&zk.SetDataRequest{Path: paths.Topic("b"), Data: data, Version: -1},
-		); err != nil {
+		}
+		if i%4 == 0 {
+			topic := fmt.Sprintf("n%d", i)
+			ops = append(ops, &zk.CreateRequest{Path: paths.Topic(topic), Data: []byte("0"), Acl: zk.WorldACL(zk.PermAll)})
+			created = append(created, rebalance.Partition{Topic: topic, ID: 0})
+		}
+		if _, err := obs.Conn.Multi(ops...); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -159,7 +168,9 @@ func TestSetViewsOfMultisAreWhole(t *testing.T) {
 	for i := range ids {
 		ids[i] = int32(i)
 	}
-	v := m.waitParts(append(actortest.Parts("a", ids...), actortest.Parts("b", ids...)...))
+	want := append(append(actortest.Parts("a", ids...), actortest.Parts("b", ids...)...), created...)
+	rebalance.Sort(want)
+	v := m.waitParts(want)
 	if twice := log.twice(); twice != "" {
 		t.Errorf("two views published with one zxid: %s", twice)
 	}
