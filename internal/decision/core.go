@@ -385,7 +385,7 @@ func (c *Core) compute() {
 	}
 	members := c.seated()
 	gen := max(c.members.Zxid, c.parts.Zxid)
-	// Each view is whole at its own zxid, but the member list and the set
+	// The set's view is whole at its zxid, but the member list and the set
 	// are read apart: the older of the two may lack a change made before
 	// the newer one's zxid (see Update.Generation), and then equal
 	// generations do not prove equal views. Compare the contents.

@@ -14,17 +14,16 @@ import (
 type Update struct {
 	// Generation identifies the views the assignment was computed from:
 	// the zxid of the newest change to the member list or to the shared
-	// partition set that they contain. Each view is its list or set as it
-	// was at its own zxid: a change written at one zxid, such as one
-	// AddPartitions of several topics, is in a view whole or not at all,
-	// so members that computed from the same views report the same
-	// generation, and views of one zxid are the same views. The list and
-	// the set are read apart, though: for as long as a change to one
-	// takes to arrive after a newer change to the other, a member can
-	// compute from the older list with the newer set (or the reverse) and
-	// report the newer one's zxid, as does a member that has both. Tell
-	// two Updates apart by their Members and Assigned, not by the
-	// generation alone. Partitions kept through a blip
+	// partition set that they contain. Members that computed from the
+	// same views report the same generation. A view of the set is the set
+	// as it was at its zxid: a change written at one zxid, such as one
+	// AddPartitions of several topics, is in it whole or not at all. The
+	// member list and the set are read apart, though: for as long as a
+	// change to one takes to arrive after a newer change to the other, a
+	// member can compute from the older list with the newer set (or the
+	// reverse) and report the newer one's zxid, as does a member that has
+	// both. Tell two Updates apart by their Members and Assigned, not by
+	// the generation alone. Partitions kept through a blip
 	// (Config.DisconnectGrace) keep the generation they were assigned in
 	// until the claims are checked, even if a newer view has arrived.
 	Generation int64
