@@ -12,7 +12,10 @@ import (
 type View struct {
 	Partitions []rebalance.Partition // sorted by [rebalance.Compare], distinct
 	// Zxid is the newest change the view contains: the largest of the
-	// topic nodes' mzxid and the partitions node's pzxid.
+	// topic nodes' mzxid and the partitions node's pzxid. The view is the
+	// set as it was at that zxid, so two views with one Zxid hold the same
+	// partitions: a change written in one multi, such as one
+	// AddPartitions of several topics, is in a view whole or not at all.
 	Zxid      int64
 	SessionID int64 // the session the set was read in
 	// Reconnects is the session's [session.State.Reconnects] when the set

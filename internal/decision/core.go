@@ -385,9 +385,10 @@ func (c *Core) compute() {
 	}
 	members := c.seated()
 	gen := max(c.members.Zxid, c.parts.Zxid)
-	// One write can change several znodes at one zxid, and a view may hold
-	// some of them before its watches have delivered the rest: equal
-	// generations do not prove equal views, so compare the contents.
+	// The set's view is whole at its zxid, but the member list and the set
+	// are read apart: the older of the two may lack a change made before
+	// the newer one's zxid (see Update.Generation), and then equal
+	// generations do not prove equal views. Compare the contents.
 	if c.haveTarget && gen == c.targetGen && slices.Equal(c.targetOf, members) && slices.Equal(c.targetLive, live) && slices.Equal(c.targetParts, c.parts.Partitions) {
 		return
 	}

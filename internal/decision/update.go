@@ -12,9 +12,18 @@ import (
 // It is a value: nothing in it changes after it is published, and its
 // slices must not be modified.
 type Update struct {
-	// Generation identifies the view the assignment was computed from: the
-	// zxid of the newest change it contains. Members that computed from the
-	// same view report the same generation. Partitions kept through a blip
+	// Generation identifies the views the assignment was computed from:
+	// the zxid of the newest change to the member list or to the shared
+	// partition set that they contain. Members that computed from the
+	// same views report the same generation. A view of the set is the set
+	// as it was at its zxid: a change written at one zxid, such as one
+	// AddPartitions of several topics, is in it whole or not at all. The
+	// member list and the set are read apart, though: for as long as a
+	// change to one takes to arrive after a newer change to the other, a
+	// member can compute from the older list with the newer set (or the
+	// reverse) and report the newer one's zxid, as does a member that has
+	// both. Tell two Updates apart by their Members and Assigned, not by
+	// the generation alone. Partitions kept through a blip
 	// (Config.DisconnectGrace) keep the generation they were assigned in
 	// until the claims are checked, even if a newer view has arrived.
 	Generation int64

@@ -21,7 +21,11 @@
 // The [Set] actor merges this member's seed into the set once, applies
 // [Set.Add] and [Set.Remove] requests, watches the topic nodes and
 // publishes sorted views tagged with the zxid of the newest change they
-// contain. A topic whose data is corrupt is logged and reported in the
+// contain. A view is published only once a reading holds still (no
+// watch armed by it has fired by the time its last reply is in; topics
+// that changed meanwhile are read again), so it is the set as it was at
+// its zxid: a multi that wrote several topics is in it whole or not at
+// all, whoever wrote it. A topic whose data is corrupt is logged and reported in the
 // view and left out of it; the other topics are unaffected. [Change] and
 // [Read] do the same writes and reads without an actor, for the zkalloc
 // command.

@@ -59,8 +59,12 @@ type Set struct {
 	topics   map[string]topicState
 	dirPzxid int64
 	watches  *zkwatch.Set
-	last     partitions.View
-	lastSet  bool
+	// armed holds the watch each read armed, by key (a topic, or "" for
+	// the list), as the client returned it, for [Set.changedSince].
+	armed   map[string]<-chan zk.Event
+	unsaid  bool // a reading not published yet
+	last    partitions.View
+	lastSet bool
 }
 
 type topicState struct {
@@ -94,6 +98,7 @@ func New(cfg Config) *Set {
 		dirty:   make(map[string]struct{}),
 		topics:  make(map[string]topicState),
 		watches: zkwatch.New(),
+		armed:   make(map[string]<-chan zk.Event),
 		loop:    ioloop.New(ioloop.Config{Session: cfg.Session, Clock: cfg.Clock, Logger: cfg.Logger, What: "partition set update", Fatal: isFatal}),
 	}
 }
@@ -249,10 +254,7 @@ func (s *Set) work() error {
 			}
 			s.needList = true
 		}
-		s.seed = nil
-		if !s.needList {
-			s.publish(conn.SessionID())
-		}
+		s.seed = nil // publish held the readings back: say them now
 	}
 	for len(s.pending) > 0 {
 		c := s.pending[0]
@@ -274,13 +276,93 @@ func (s *Set) work() error {
 		c.reply <- ioloop.Permanent(err)
 		s.pending = s.pending[1:]
 	}
-	if s.needList {
-		return s.readAll(conn)
+	return s.settle(conn)
+}
+
+// maxRounds bounds the readings of one attempt to settle the set: past
+// it, the set is changing faster than it can be read, and the attempt
+// fails, to be retried after a pause (see [Set.settle]).
+const maxRounds = 8
+
+// errUnsettled says that the set kept changing while it was read.
+var errUnsettled = errors.New("the partition set kept changing while it was read")
+
+// settle reads what is due until a reading holds still, then publishes
+// it: it reads the list and every topic, or the topics whose watches
+// fired, and again those that changed while it read (see
+// [Set.changedSince]), until none did. So a view is the set as it was at
+// its zxid, and two views with one zxid are the same view: without it, a
+// multi that wrote two topics could be published in two views with its
+// zxid, one with the first topic only (issue 26). It fails with
+// errUnsettled after maxRounds readings that each found a change; the
+// retry comes after a pause, and publishes nothing in between.
+func (s *Set) settle(conn zksession.Conn) error {
+	for round := 0; s.needList || len(s.dirty) > 0; round++ {
+		if round == maxRounds {
+			return fmt.Errorf("%w (%d readings)", errUnsettled, round)
+		}
+		var err error
+		if s.needList {
+			err = s.readAll(conn)
+		} else {
+			err = s.readDirty(conn)
+		}
+		if err != nil {
+			return err
+		}
 	}
-	if len(s.dirty) > 0 {
-		return s.readDirty(conn)
+	if s.unsaid {
+		s.publish(conn.SessionID())
 	}
 	return nil
+}
+
+// arm waits on ch, the watch a read armed for key (a topic, or "" for
+// the list), through s.watches, and keeps it for [Set.changedSince].
+func (s *Set) arm(key string, ch <-chan zk.Event) {
+	if ch == nil {
+		return
+	}
+	s.watches.Add(key, ch)
+	s.armed[key] = ch
+}
+
+// changedSince marks for reading again every topic (or the list) whose
+// watch has fired since the read that armed it, and reports whether one
+// has. Called once a read's replies are in, it finds every change the
+// server made before it answered the last of them: ZooKeeper sends a
+// watch's event before any reply to a request it serves after the change
+// ("a client sees a watch event for a znode before it sees the new data"),
+// and the client closes the watch's channel before it hands over a later
+// reply (go-zookeeper's recvLoop; TestWatchFiresBeforeLaterReply checks
+// it). The forwarding of s.watches runs on its own goroutines, and may
+// not have delivered those events yet: it is not enough.
+//
+// So when it reports false, every topic held, and the list, is as the
+// server had it when it answered the last read: each node unchanged since
+// its read. The view is then the set as it was at the newest zxid it
+// holds, and at every zxid from that one to the last reply.
+//
+// A fired watch whose event the forwarding had taken is read again here,
+// and once more when the event arrives: a read that finds nothing new
+// publishes nothing.
+func (s *Set) changedSince() bool {
+	changed := false
+	for key, ch := range s.armed {
+		select {
+		case <-ch:
+		default:
+			continue
+		}
+		delete(s.armed, key)
+		changed = true
+		if key == "" {
+			s.needList = true
+		} else {
+			s.dirty[key] = struct{}{}
+		}
+	}
+	return changed
 }
 
 // apply writes one queued change, an addition only if the set's topics
@@ -383,7 +465,8 @@ func (s *Set) readAll(conn zksession.Conn) error {
 		return fmt.Errorf("list topics %s: %w", s.cfg.Paths.Partitions(), err)
 	}
 	s.watches.Reset()
-	s.watches.Add("", w)
+	clear(s.armed)
+	s.arm("", w)
 	s.dirPzxid = stat.Pzxid
 	clear(s.dirty)
 	slices.Sort(names)
@@ -398,7 +481,7 @@ func (s *Set) readAll(conn zksession.Conn) error {
 			s.needList = true
 			return r.err
 		}
-		s.watches.Add(name, r.watch)
+		s.arm(name, r.watch)
 		fresh[name] = r
 	}
 	for name := range s.topics {
@@ -417,7 +500,8 @@ func (s *Set) readAll(conn zksession.Conn) error {
 	}
 	s.place(fresh)
 	s.needList = false
-	s.publish(conn.SessionID())
+	s.unsaid = true
+	s.changedSince()
 	return nil
 }
 
@@ -455,16 +539,17 @@ func (s *Set) readDirty(conn zksession.Conn) error {
 			first = cmp.Or(first, r.err)
 			continue // still dirty: read again on the retry
 		default:
-			s.watches.Add(name, r.watch)
+			s.arm(name, r.watch)
 			fresh[name] = r
 		}
 		delete(s.dirty, name)
 	}
 	s.place(fresh)
+	s.unsaid = true
 	if first != nil {
 		return first
 	}
-	s.publish(conn.SessionID())
+	s.changedSince()
 	return nil
 }
 
@@ -598,6 +683,7 @@ func (s *Set) publish(sessionID int64) {
 	if s.seed != nil {
 		return // not merged yet: the view may lack it
 	}
+	s.unsaid = false
 	v := partitions.View{Zxid: s.dirPzxid, SessionID: sessionID, Reconnects: s.loop.State().Reconnects}
 	n := 0
 	for _, ts := range s.topics {
