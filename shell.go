@@ -165,7 +165,7 @@ func (s *shell) primed() bool { return s.current.Load() != nil }
 
 // Waiting returns what the loop is waiting for to publish its first
 // Update, as an error that wraps the strategy's last failure if there
-// is one: a run under way for too long, a run that failed, or the views
+// is one: a run under way (and for how long), a run that failed, or the views
 // it still needs. It returns nil once the first Update is published. It
 // is safe for concurrent use: Start calls it when its context ends
 // first.
