@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/decision"
+	"github.com/zkalloc/zkalloc/internal/members"
 	"github.com/zkalloc/zkalloc/internal/seam"
 	"github.com/zkalloc/zkalloc/membership"
 )
@@ -25,7 +26,12 @@ var (
 	// ErrStarted is returned by a second call to [Allocator.Start].
 	ErrStarted = errors.New("zkalloc: already started")
 	// ErrDuplicateMember is wrapped by Start's error when another live
-	// process holds this member's name in the group.
+	// session still holds this member's name in the group as Start's
+	// context ends (Start waits for it: it may be a crashed earlier run
+	// of this member whose session has not expired yet), or when the
+	// name is a node that is not a member's. It is also the error that
+	// stops an allocator, after Start, whose name another process took
+	// while its session was away.
 	ErrDuplicateMember = membership.ErrDuplicateMember
 	// ErrStrategyMismatch is wrapped by Start's error when a live member
 	// of the group runs another strategy: members that compute different
@@ -47,6 +53,7 @@ type Allocator struct {
 
 	sess  seam.Session
 	set   seam.Partitions
+	names nameWaiter // nil if the members actor does not say
 	reb   *shell
 	group actor.Group
 
@@ -64,6 +71,14 @@ type Allocator struct {
 	sessErr     error              // its error; read after sessExited
 	err         error              // why the actors stopped; read after done
 }
+
+// nameWaiter is a members actor that says whose session holds the
+// member's name while it waits for it (see members.Actor.Waiting).
+type nameWaiter interface {
+	Waiting() error
+}
+
+var _ nameWaiter = (*members.Actor)(nil)
 
 // New validates cfg and returns an allocator. It does no I/O and starts
 // no goroutine. A bad config is an error wrapping [ErrInvalidConfig] that
@@ -107,6 +122,7 @@ func New(cfg Config) (*Allocator, error) {
 		clock:      clock,
 	})
 	a := &Allocator{cfg: cfg, sess: acts.Session, set: acts.Partitions, reb: reb, done: make(chan struct{})}
+	a.names, _ = acts.Members.(nameWaiter)
 	a.sessExited = make(chan struct{})
 	a.group.Add("session", actor.Func(a.watchSession))
 	a.group.Add("membership", acts.Members)
@@ -121,15 +137,28 @@ func New(cfg Config) (*Allocator, error) {
 
 // Start connects to ZooKeeper, joins the group and merges the seed
 // partitions, and returns once the first [Update] is available on
-// [Allocator.Updates]. If ctx ends first, the member's name is held by
-// another live process ([ErrDuplicateMember]) or the group's members run
+// [Allocator.Updates]. If ctx ends first, or the group's members run
 // another strategy ([ErrStrategyMismatch]; Start reads a few of their
 // nodes before joining), Start closes the allocator and returns the
 // error. Start may be called once.
 //
-// If ctx ends before any session is up, the error names the servers and
-// wraps the last connection error (for example "dial tcp 127.0.0.1:2181:
-// connect: connection refused") as well as ctx's error.
+// If the member's name is held by another live session, Start waits for
+// that session to end, for as long as ctx allows: a member killed and
+// restarted at once finds its name held by its crashed run's session
+// until the server expires it, within that session's timeout. Start
+// logs the holder once, at Warn (its session, and the host, pid and
+// start time its node records). With [Config.DepartureDelay] longer
+// than that timeout, such a restart moves no partition: the member gets
+// its own back. If ctx ends while the name is still held, the error
+// wraps [ErrDuplicateMember], names the holder, and wraps ctx's error.
+//
+// Every error of a ctx that ended says what Start was waiting for, and
+// wraps ctx's error: with no session up, it names the servers and wraps
+// the last connection error (for example "dial tcp 127.0.0.1:2181:
+// connect: connection refused"); with one, it names the holder of the
+// name, wraps the strategy's last failure (its error or panic, which
+// names the strategy), says "strategy S has not returned after D" while
+// a run is under way, or names the view it waits for.
 func (a *Allocator) Start(ctx context.Context) error {
 	a.mu.Lock()
 	if a.closed {
@@ -157,11 +186,13 @@ func (a *Allocator) Start(ctx context.Context) error {
 		}
 		return ErrClosed
 	case <-ctx.Done():
-		// Read before Close, whose shutdown fails connections itself.
+		// Read before Close, whose shutdown fails connections itself and
+		// ends the waits.
 		up, last := a.sess.Failure()
+		waiting := a.waiting()
 		_ = a.Close() // Start's error says why; Close's is ctx's too
 		if up {
-			return fmt.Errorf("zkalloc: start: %w", ctx.Err())
+			return fmt.Errorf("zkalloc: start: no first assignment after %v: %w: %w", time.Since(began).Round(10*time.Millisecond), waiting, ctx.Err())
 		}
 		why := fmt.Sprintf("zkalloc: start: no session with %s after %v", strings.Join(a.cfg.Servers, ","), time.Since(began).Round(10*time.Millisecond))
 		if last != nil {
@@ -169,6 +200,20 @@ func (a *Allocator) Start(ctx context.Context) error {
 		}
 		return fmt.Errorf("%s: %w", why, ctx.Err())
 	}
+}
+
+// waiting says what Start waits for with a session up: the member's
+// name, or the member loop's first Update.
+func (a *Allocator) waiting() error {
+	if a.names != nil {
+		if err := a.names.Waiting(); err != nil {
+			return err
+		}
+	}
+	if err := a.reb.Waiting(); err != nil {
+		return err
+	}
+	return errors.New("the first assignment was published as Start gave up")
 }
 
 // run runs the actors until they stop, then records why. An error after

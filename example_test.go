@@ -30,7 +30,9 @@ func Example() {
 	defer cancel()
 	if err := alloc.Start(ctx); err != nil {
 		if errors.Is(err, zkalloc.ErrDuplicateMember) {
-			log.Fatal("another live process is billing-7f9c")
+			// Start waited for the name as long as ctx allowed, longer
+			// than a crashed earlier run's session lives (10 s).
+			log.Fatal("another live process is billing-7f9c: ", err)
 		}
 		log.Fatal(err)
 	}

@@ -203,3 +203,47 @@ func lastZxid(t *testing.T, addr string) int64 {
 	t.Fatalf("no Zxid in srvr's reply %q", reply)
 	return 0
 }
+
+// A server that grants another session timeout than the one asked for:
+// the member logs both, once, and Stats shows the granted one.
+func TestGrantedSessionTimeout(t *testing.T) {
+	t.Parallel()
+	const granted = 4 * time.Second
+	srv := zktest.Standalone(t, zktest.Options{MinSessionTimeout: granted})
+	c := newCluster(t, []string{srv.Addr()})
+	logs := actortest.NewLogs()
+	cfg := c.config("a", map[string][]int32{"t": ids(2)})
+	cfg.Logger = slog.New(logs)
+	a, err := zkalloc.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := a.Stats(); s.SessionTimeout != 0 {
+		t.Errorf("Stats before Start: SessionTimeout %v, want 0", s.SessionTimeout)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for u := range a.Updates() {
+			u.Ack()
+		}
+	}()
+	t.Cleanup(func() { a.Close(); <-done })
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s := a.Stats(); s.SessionTimeout != granted {
+		t.Errorf("Stats: SessionTimeout %v, want the granted %v", s.SessionTimeout, granted)
+	}
+	var found []actortest.Record
+	for range logs.Count() {
+		if r := logs.Next(t, time.Second); strings.Contains(r.Msg, "granted another session timeout") {
+			found = append(found, r)
+		}
+	}
+	if len(found) != 1 || found[0].Attrs["requested"] != sessionTimeout.String() || found[0].Attrs["granted"] != granted.String() {
+		t.Errorf("granted-timeout warnings %+v; want one with requested=%v granted=%v", found, sessionTimeout, granted)
+	}
+}

@@ -2,7 +2,11 @@ package zkalloc
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -64,6 +68,21 @@ type shell struct {
 	statsChanged chan struct{}
 	computes     uint64
 	lastCompute  time.Duration
+
+	// What the loop has seen towards its first Update, for Start's error
+	// when its context ends first (see [shell.Waiting]); no longer kept
+	// once the first is published.
+	progressMu sync.Mutex
+	progress   progress
+}
+
+// progress is how far a shell has got towards its first Update.
+type progress struct {
+	members bool      // a member view has come
+	listed  bool      // the newest lists this member
+	parts   bool      // a partition view has come
+	running time.Time // when the strategy run under way began; zero if none
+	failed  error     // the last run's failure; nil if it succeeded
 }
 
 func newShell(cfg shellConfig) *shell {
@@ -131,6 +150,50 @@ func (s *shell) Current() (Update, bool) {
 	return *u, true
 }
 
+// note records a step towards the first Update with change, until the
+// first is published.
+func (s *shell) note(change func(p *progress)) {
+	if s.primed() {
+		return
+	}
+	s.progressMu.Lock()
+	change(&s.progress)
+	s.progressMu.Unlock()
+}
+
+func (s *shell) primed() bool { return s.current.Load() != nil }
+
+// Waiting returns what the loop is waiting for to publish its first
+// Update, as an error that wraps the strategy's last failure if there
+// is one: a run under way (and for how long), a run that failed, or the views
+// it still needs. It returns nil once the first Update is published. It
+// is safe for concurrent use: Start calls it when its context ends
+// first.
+func (s *shell) Waiting() error {
+	if s.primed() {
+		return nil
+	}
+	s.progressMu.Lock()
+	p := s.progress
+	s.progressMu.Unlock()
+	name := s.cfg.core.Strategy
+	switch {
+	case !p.running.IsZero() && p.failed != nil:
+		return fmt.Errorf("strategy %s has not returned after %v (its previous run failed: %w)", name, s.cfg.clock.Now().Sub(p.running).Round(time.Millisecond), p.failed)
+	case !p.running.IsZero():
+		return fmt.Errorf("strategy %s has not returned after %v", name, s.cfg.clock.Now().Sub(p.running).Round(time.Millisecond))
+	case p.failed != nil:
+		return p.failed // it names the strategy (rebalance.Compute)
+	case !p.members:
+		return errors.New("waiting for the member list")
+	case !p.listed:
+		return errors.New("waiting for this member to appear in the member list")
+	case !p.parts:
+		return errors.New("waiting for the partition set")
+	}
+	return errors.New("waiting for the first assignment and its claims")
+}
+
 // Run publishes updates until ctx is cancelled. Then it drains: it
 // publishes an Update revoking everything and returns once the consumer
 // has acked it, the drain's bound has passed, or the session has ended on
@@ -163,7 +226,9 @@ func (s *shell) Run(ctx context.Context) error {
 			queued = r.Compute
 		}
 		if queued != nil && !running {
-			go s.compute(*queued, results, stop)
+			began := s.cfg.clock.Now()
+			s.note(func(p *progress) { p.running = began })
+			go s.compute(*queued, results, stop, began)
 			running, queued = true, nil
 		}
 		if done == nil && s.core.Drained() {
@@ -184,6 +249,7 @@ func (s *shell) Run(ctx context.Context) error {
 			s.core.Close("allocator closing: every partition revoked")
 		case c := <-results:
 			running = false
+			s.note(func(p *progress) { p.running, p.failed = time.Time{}, c.err })
 			s.computes++
 			s.lastCompute = c.took
 			s.tick()
@@ -199,6 +265,10 @@ func (s *shell) Run(ctx context.Context) error {
 				members = nil
 				break
 			}
+			s.note(func(p *progress) {
+				p.members = true
+				p.listed = slices.Contains(v.Members, s.cfg.core.Member)
+			})
 			s.tick()
 			s.core.MembersRead(v)
 		case v, ok := <-parts:
@@ -206,6 +276,7 @@ func (s *shell) Run(ctx context.Context) error {
 				parts = nil
 				break
 			}
+			s.note(func(p *progress) { p.parts = true })
 			s.tick()
 			s.core.PartitionsRead(v)
 		case <-s.cfg.held.Changed():
@@ -245,8 +316,7 @@ type computed struct {
 
 // compute runs the strategy for job and sends its answer, unless Run has
 // returned meanwhile.
-func (s *shell) compute(job decision.Job, out chan<- computed, stop <-chan struct{}) {
-	began := s.cfg.clock.Now()
+func (s *shell) compute(job decision.Job, out chan<- computed, stop <-chan struct{}, began time.Time) {
 	result, err := rebalance.Compute(s.cfg.strategy, job.Members, job.Partitions)
 	took := s.cfg.clock.Now().Sub(began)
 	select {

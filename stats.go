@@ -15,6 +15,14 @@ type Stats struct {
 	// "closed". SessionID is the current session's, 0 if none yet.
 	SessionState string
 	SessionID    int64
+	// SessionTimeout is the session timeout the server granted the
+	// current session, 0 before the first. The server clamps the one
+	// asked for ([Config.SessionTimeout]) to its bounds, minSessionTimeout
+	// and maxSessionTimeout (by default 2 and 20 times its tickTime), and
+	// a granted timeout that differs is logged once per session. It
+	// bounds how soon the server expires a member whose process is gone,
+	// and so how long the member's restart waits for its name.
+	SessionTimeout time.Duration
 	// Reconnects counts how often the connection came up again after the
 	// first time, resumed session or new.
 	Reconnects uint64
@@ -53,6 +61,7 @@ func statsOf(st session.State, cur Update, c decision.Counters, computes uint64,
 	s := Stats{
 		SessionState:    st.Status.String(),
 		SessionID:       st.SessionID,
+		SessionTimeout:  sessionTimeout(st),
 		Generation:      cur.Generation,
 		Members:         len(cur.Members),
 		Assigned:        len(cur.Assigned),
@@ -68,6 +77,15 @@ func statsOf(st session.State, cur Update, c decision.Counters, computes uint64,
 		s.Reconnects = st.Reconnects - 1 // the first connection is no reconnection
 	}
 	return s
+}
+
+// sessionTimeout is the timeout granted to st's session; 0 before the
+// first, when State.Timeout is still the one asked for.
+func sessionTimeout(st session.State) time.Duration {
+	if st.SessionID == 0 {
+		return 0
+	}
+	return st.Timeout
 }
 
 // EventKind says what an [Event] counts.

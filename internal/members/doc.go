@@ -3,10 +3,16 @@
 //
 // For every new ZooKeeper session the [Actor] creates the member's
 // ephemeral node <root>/groups/<group>/members/<member>. A node of the
-// same name left by one of this actor's own earlier sessions is replaced;
-// one held by any other live session means another process uses the
-// name, and Run fails with [membership.ErrDuplicateMember] rather than
-// steal it. Before its first registration, a member whose node data
+// same name left by one of this actor's own earlier sessions is replaced.
+// Before the first registration, one held by another live session is
+// most likely a crashed earlier run of this member, restarted before its
+// session expired: the actor logs the holder once, watches its node, and
+// registers as soon as the server deletes it ([Actor.Waiting] says
+// meanwhile who holds it; the caller's ctx bounds the wait). After the
+// first registration, a name held by another session means another
+// process took it while ours was away, and Run fails with
+// [membership.ErrDuplicateMember] rather than share it; so it does at
+// once for a node of the name that is not ephemeral. Before its first registration, a member whose node data
 // names its strategy reads the nodes of the first few other members and
 // fails with [membership.ErrStrategyMismatch] if one names another
 // strategy. The member list is watched, and re-listed after every

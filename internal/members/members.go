@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -68,6 +69,16 @@ type Actor struct {
 	toExpire  []membership.Seat                // taken from expire, not yet deleted
 	needSeat  bool                             // create or bump our seat (cfg.Seats)
 	seatWatch <-chan zk.Event                  // on the seat list
+
+	// Before the first registration, a name held by another live
+	// session is waited for (see [Actor.Waiting]).
+	joined      bool            // registered once: a name taken from now on is a duplicate
+	holderWatch <-chan zk.Event // on the node another session holds; nil unless waiting
+	warned      int64           // the holder session whose wait was logged
+	waitSince   time.Time       // when the wait for the name began; zero if none
+
+	mu      sync.Mutex
+	waiting error // what the wait is for, for Waiting; nil if none
 }
 
 // New returns a members actor; it starts nothing. It panics if cfg
@@ -108,17 +119,44 @@ func (c Config) missing() string {
 	return ""
 }
 
+// Waiting returns an error wrapping [membership.ErrDuplicateMember]
+// that names the session holding this member's name, with its host, pid
+// and start as its node says, while Run waits for that session to end
+// before the first registration; nil otherwise. It is safe for
+// concurrent use: the allocator's Start reads it to say why it is still
+// waiting.
+func (m *Actor) Waiting() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.waiting
+}
+
+func (m *Actor) setWaiting(err error) {
+	m.mu.Lock()
+	m.waiting = err
+	m.mu.Unlock()
+}
+
 // Views delivers member lists, latest-wins: a slow reader gets the newest
 // and never blocks the actor. It is closed when Run returns.
 func (m *Actor) Views() <-chan membership.View { return m.out.C() }
 
 // Run registers the member and publishes views until ctx is cancelled
-// (returning nil), the name is found in use by another live session
-// (returning an error wrapping [membership.ErrDuplicateMember]) or,
-// before the first registration, another member is found running another
-// strategy ([membership.ErrStrategyMismatch]) or the list is full
-// ([membership.ErrGroupFull]). ZooKeeper errors are retried with backoff
-// for as long as it runs.
+// (returning nil), the name is found taken by another live session
+// after the first registration (returning an error wrapping
+// [membership.ErrDuplicateMember]) or, before the first registration,
+// another member is found running another strategy
+// ([membership.ErrStrategyMismatch]), the list is full
+// ([membership.ErrGroupFull]) or the name is a node that is not a
+// member's (persistent: ErrDuplicateMember). ZooKeeper errors are
+// retried with backoff for as long as it runs.
+//
+// Before the first registration, a name held by another live session
+// is waited for: a crashed earlier run of this member whose session has
+// not yet expired, restarted faster than its session timeout. Run logs
+// the holder once, at Warn, watches its node, and registers as soon as
+// the node is gone; [Actor.Waiting] says meanwhile who holds it. Only
+// the caller's ctx bounds that wait: the allocator's Start.
 func (m *Actor) Run(ctx context.Context) error {
 	defer m.out.Close()
 	resync := m.cfg.Clock.NewTimer(m.cfg.Resync)
@@ -126,7 +164,7 @@ func (m *Actor) Run(ctx context.Context) error {
 	defer m.loop.Stop()
 
 	for {
-		if m.needRegister || m.needOwnWatch || m.needList || m.needSeat || len(m.toExpire) > 0 {
+		if m.hasWork() {
 			if stop, err := m.loop.Attempt(ctx, m.work); stop {
 				return err
 			}
@@ -148,6 +186,10 @@ func (m *Actor) Run(ctx context.Context) error {
 			if seats, ok := m.expire.Take(); ok {
 				m.toExpire = seats
 			}
+		case <-m.holderWatch:
+			// The node another session held is gone or changed: try
+			// again.
+			m.holderWatch = nil
 		case <-m.ownWatch:
 			// Our node was deleted or changed by someone else: check that
 			// it is still ours, and refuse to go on if another process
@@ -165,6 +207,15 @@ func (m *Actor) Run(ctx context.Context) error {
 	}
 }
 
+// hasWork reports whether there is ZooKeeper work to attempt: none while
+// waiting for the holder of the name, whose watch says when to try again.
+func (m *Actor) hasWork() bool {
+	if m.holderWatch != nil {
+		return false
+	}
+	return m.needRegister || m.needOwnWatch || m.needList || m.needSeat || len(m.toExpire) > 0
+}
+
 // onSession follows the session state just taken; fresh says it is Up on
 // a new connection.
 func (m *Actor) onSession(fresh bool) {
@@ -180,9 +231,11 @@ func (m *Actor) onSession(fresh bool) {
 			// check the node (and re-arm its watch) and list again.
 			m.needRegister = true
 			m.needList = true
+			m.holderWatch = nil
 		}
 	case session.Lost:
 		m.registeredIn = 0
+		m.holderWatch = nil // look again in the next session
 	}
 }
 
@@ -198,6 +251,9 @@ func (m *Actor) work() error {
 	if m.needRegister {
 		if err := m.register(conn); err != nil {
 			return err
+		}
+		if m.holderWatch != nil {
+			return nil // waiting for the holder of the name: nothing else to do before joining
 		}
 		m.needRegister = false
 		m.needOwnWatch = true
@@ -328,8 +384,7 @@ func (m *Actor) register(conn zksession.Conn) error {
 		_, err := conn.Create(p, m.data, zk.FlagEphemeral, m.cfg.ACL)
 		switch {
 		case err == nil:
-			m.registeredIn = sid
-			m.cfg.Logger.Info("zkalloc: member registered", "session", fmt.Sprintf("%#x", sid))
+			m.registered(sid)
 			return nil
 		case errors.Is(err, zk.ErrNoNode):
 			if err := zkpath.Ensure(conn, m.cfg.Paths.Members(), m.cfg.ACL...); err != nil {
@@ -343,23 +398,89 @@ func (m *Actor) register(conn zksession.Conn) error {
 			if err != nil {
 				return fmt.Errorf("read %s: %w", p, err)
 			}
-			switch decide(stat.EphemeralOwner, sid, m.ownSessions) {
+			switch decide(stat.EphemeralOwner, sid, m.ownSessions, m.joined) {
 			case keep:
-				m.registeredIn = sid
+				m.registeredIn, m.joined = sid, true
 				return nil
 			case replace:
 				m.cfg.Logger.Info("zkalloc: replacing member node left by an earlier session", "owner", fmt.Sprintf("%#x", stat.EphemeralOwner))
 				if err := conn.Delete(p, stat.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
 					return fmt.Errorf("delete stale %s: %w", p, err)
 				}
+			case wait:
+				w, err := m.watchHolder(conn, p, stat.EphemeralOwner)
+				if err != nil {
+					return err
+				}
+				if w == nil {
+					continue // gone or replaced meanwhile: try again
+				}
+				m.await(w, stat.EphemeralOwner, data)
+				return nil
 			case refuse:
-				return fmt.Errorf("%w: %q is held by session %#x (%s); if that is an earlier run of this member that crashed, its session expires within its timeout",
+				if !membership.IsMember(stat.EphemeralOwner) {
+					return fmt.Errorf("%w: %s is a node that is not a member's (ephemeral owner %#x, %s); delete it by hand",
+						membership.ErrDuplicateMember, p, stat.EphemeralOwner, describe(data))
+				}
+				return fmt.Errorf("%w: %q is held by session %#x (%s) since this member joined: another process uses the name",
 					membership.ErrDuplicateMember, m.cfg.Member, stat.EphemeralOwner, describe(data))
 			}
 		default:
 			return fmt.Errorf("create %s: %w", p, err)
 		}
 	}
+}
+
+// registered notes that the member's node is ours in session sid.
+func (m *Actor) registered(sid int64) {
+	m.registeredIn, m.joined = sid, true
+	args := []any{"session", fmt.Sprintf("%#x", sid)}
+	if !m.waitSince.IsZero() {
+		args = append(args, "waited", m.cfg.Clock.Now().Sub(m.waitSince).Round(time.Millisecond))
+		m.waitSince = time.Time{}
+		m.setWaiting(nil)
+	}
+	m.cfg.Logger.Info("zkalloc: member registered", args...)
+}
+
+// watchHolder arms a watch on p, the member's node, held by session
+// owner; nil, without an error, if it is gone or no longer owner's.
+func (m *Actor) watchHolder(conn zksession.Conn, p string, owner int64) (<-chan zk.Event, error) {
+	exists, stat, w, err := conn.ExistsW(p)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("watch %s: %w", p, err)
+	case !exists || stat.EphemeralOwner != owner:
+		return nil, nil
+	}
+	return w, nil
+}
+
+// await waits, through w, for session owner, which holds the member's
+// node (whose data is data), to end; the first time for this owner it
+// logs who holds the name and how long that may take.
+func (m *Actor) await(w <-chan zk.Event, owner int64, data []byte) {
+	m.holderWatch = w
+	// The holder's session timeout is not known here: a member's own is
+	// the best guess, since the members of a group are configured alike.
+	timeout := m.loop.State().Timeout
+	if m.waitSince.IsZero() {
+		m.waitSince = m.cfg.Clock.Now()
+	}
+	m.setWaiting(fmt.Errorf("%w: %q is held by session %#x (%s); waiting for that session to end, within its timeout (this member's is %v) if its process is gone",
+		membership.ErrDuplicateMember, m.cfg.Member, owner, describe(data), timeout))
+	if m.warned == owner {
+		return
+	}
+	m.warned = owner
+	args := []any{"holder", fmt.Sprintf("%#x", owner)}
+	if i, ok := membership.ParseInfo(data); ok && i.Host != "" {
+		args = append(args, "host", i.Host, "pid", i.PID, "started", i.Started)
+	} else {
+		args = append(args, "data", describe(data))
+	}
+	args = append(args, "timeout", timeout)
+	m.cfg.Logger.Warn("zkalloc: member name held by another session; waiting for it to end (a crashed earlier run's session expires within its timeout)", args...)
 }
 
 // ownWatch is what [watchOwn] found.
@@ -390,21 +511,31 @@ type decision int
 const (
 	keep    decision = iota // it is ours already, in the current session
 	replace                 // one of our earlier sessions left it
-	refuse                  // someone else holds it (or it is not ephemeral)
+	wait                    // another live session holds it, before we joined: wait for it to end
+	refuse                  // someone else holds it after we joined (or it is not ephemeral)
 )
 
 // decide says what to do with a member node whose ephemeral owner is
-// owner, when the current session is current and own holds every session
-// this actor has had.
-func decide(owner, current int64, own map[int64]struct{}) decision {
+// owner, when the current session is current, own holds every session
+// this actor has had, and joined says whether it has registered before.
+//
+// Before the first registration another session's node is most likely
+// a crashed earlier run of this member, restarted before its session
+// expired: wait for it. Once joined, a name taken by another session
+// was taken while ours was gone (our own earlier sessions' nodes are
+// replaced), by another process that uses the name: refuse it.
+func decide(owner, current int64, own map[int64]struct{}, joined bool) decision {
 	switch {
-	case owner == 0:
-		return refuse // a persistent node: not a member at all, even if current is 0 (no session)
+	case !membership.IsMember(owner):
+		return refuse // a persistent or container node: not a member at all, even if current is 0 (no session)
 	case owner == current:
 		return keep
 	}
 	if _, ok := own[owner]; ok {
 		return replace
+	}
+	if !joined {
+		return wait
 	}
 	return refuse
 }

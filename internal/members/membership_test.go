@@ -2,6 +2,7 @@ package members_test
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -149,37 +150,88 @@ func TestMembershipRegisters(t *testing.T) {
 	}
 }
 
-func TestMembershipRefusesDuplicate(t *testing.T) {
+// A member whose name is held by another live session before it first
+// registers waits for that session to end: here a crashed earlier run,
+// cut off without closing its session (as by kill -9). It names the
+// holder once, in the log and in Waiting, and registers once the server
+// has expired the holder's session, within its timeout.
+func TestMembershipWaitsForTheNameToBeFree(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	proxy := zktest.StartProxy(t, srv.Addr())
+	obs := actortest.Observe(t, []string{srv.Addr()}, wait)
+	const timeout = 2 * time.Second
+	info := membership.Info{Host: "h1", PID: 1, Started: "2026-01-01T00:00:00Z"}
+	first := startMember(t, proxy.Addrs(), "m", info, timeout)
+	first.run.MayFail() // back, it finds its name taken: ErrDuplicateMember
+	held := first.waitSession("up", actortest.IsUp).SessionID
+	first.waitView(listing("m"))
+
+	logs := actortest.NewLogs()
+	info2 := membership.Info{Host: "h2", PID: 2}
+	second := startMemberWrapped(t, []string{srv.Addr()}, "m", info2, timeout, nil, func(cfg *members.Config) {
+		cfg.Logger = slog.New(logs)
+	})
+	second.waitSession("up", actortest.IsUp)
+	rec := logs.Next(t, wait)
+	if rec.Attrs["holder"] != fmt.Sprintf("%#x", held) || rec.Attrs["host"] != "h1" || rec.Attrs["pid"] != "1" || rec.Attrs["timeout"] != timeout.String() {
+		t.Errorf("log %q %v; want the holder %#x, host h1, pid 1 and the timeout %v", rec.Msg, rec.Attrs, held, timeout)
+	}
+	waiting := second.m.Waiting()
+	if !errors.Is(waiting, membership.ErrDuplicateMember) || !strings.Contains(waiting.Error(), "host h1, pid 1") || !strings.Contains(waiting.Error(), fmt.Sprintf("%#x", held)) {
+		t.Errorf("Waiting() = %v; want ErrDuplicateMember naming session %#x, host h1, pid 1", waiting, held)
+	}
+	select {
+	case <-second.run.Done():
+		t.Fatalf("Run returned while the name was held: %v", second.run.Err())
+	default:
+	}
+
+	// The first's process dies without closing its session: the second
+	// registers once the server has expired it.
+	cut := time.Now()
+	proxy.Blackhole(true)
+	st := second.st
+	what, listed := listing("m")
+	second.waitView(what+" in the second's session", func(v membership.View) bool { return v.SessionID == st.SessionID && listed(v) })
+	took := time.Since(cut)
+	t.Logf("registered %v after the holder was cut off (session timeout %v)", took, timeout)
+	if took > 2*timeout+time.Second {
+		t.Errorf("registered %v after the holder was cut off; want within its session timeout %v and a margin", took, timeout)
+	}
+	checkNode(t, obs.Conn, "m", st.SessionID, info2)
+	if w := second.m.Waiting(); w != nil {
+		t.Errorf("Waiting() = %v once registered, want nil", w)
+	}
+	if n := logs.Count(); n != 1 {
+		t.Errorf("%d warnings, want the holder named once", n)
+	}
+	proxy.Blackhole(false) // the first stops at once
+}
+
+// A node of the member's name that no session owns (persistent) never
+// goes away by itself: the member refuses it at once.
+func TestMembershipRefusesAPersistentNode(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Standalone(t, zktest.Options{})
 	servers := []string{srv.Addr()}
 	obs := actortest.Observe(t, servers, wait)
-	info := membership.Info{Host: "h1", PID: 1, Started: "2026-01-01T00:00:00Z"}
-	first := startMember(t, servers, "m", info, 4*time.Second)
-	first.waitSession("up", actortest.IsUp)
-	first.waitView(listing("m"))
-
-	start := time.Now()
-	dup := startMember(t, servers, "m", membership.Info{Host: "h2", PID: 2}, 4*time.Second)
-	dup.run.MayFail()
+	if err := zkpath.Ensure(obs.Conn, paths.Members(), zk.WorldACL(zk.PermAll)...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := obs.Conn.Create(paths.Member("m"), []byte(`{"host":"by hand"}`), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	m := startMember(t, servers, "m", membership.Info{Host: "h1"}, 4*time.Second)
+	m.run.MayFail()
 	select {
-	case <-dup.run.Done():
+	case <-m.run.Done():
 	case <-time.After(wait):
-		t.Fatalf("a duplicate member still runs after %v", wait)
+		t.Fatalf("the member still runs %v after finding a persistent node of its name", wait)
 	}
-	took := time.Since(start)
-	t.Logf("duplicate refused after %v: %v", took, dup.run.Err())
-	if !errors.Is(dup.run.Err(), membership.ErrDuplicateMember) {
-		t.Fatalf("Run of a duplicate = %v, want ErrDuplicateMember", dup.run.Err())
+	if !errors.Is(m.run.Err(), membership.ErrDuplicateMember) || !strings.Contains(m.run.Err().Error(), "not a member's") {
+		t.Fatalf("Run = %v, want ErrDuplicateMember saying the node is not a member's", m.run.Err())
 	}
-	if !strings.Contains(dup.run.Err().Error(), "host h1, pid 1") {
-		t.Errorf("error %q does not describe the holder", dup.run.Err())
-	}
-	if took > 4*time.Second {
-		t.Errorf("duplicate refused after %v, want it at the first registration", took)
-	}
-	checkNode(t, obs.Conn, "m", first.st.SessionID, info)
-	first.waitView(listing("m")) // still running
 }
 
 func TestMembershipFollowsTheList(t *testing.T) {

@@ -42,7 +42,8 @@ type Session interface {
 // Members is the members actor: it registers this member in every
 // session and publishes the member list. Its Run returns an error
 // wrapping [membership.ErrDuplicateMember] when another live session
-// holds the name, which stops the Allocator.
+// holds the name (the ZooKeeper actor only once it has registered: before,
+// it waits for that session to end), which stops the Allocator.
 type Members interface {
 	actor.Actor
 	// Views delivers the member lists, latest-wins; closed when Run

@@ -76,6 +76,7 @@ type Session struct {
 	closing   bool                  // shutdown has begun: refuse new connections
 	state     State                 // owned by Run
 	lease     lease                 // owned by Run
+	grantLog  int64                 // the session whose granted timeout was logged; owned by Run
 	bigLogged atomic.Int64          // see contactConn.tooBig
 	// authPending, if not nil, answers a credentials request left behind
 	// by a Run that was cancelled meanwhile; owned by Run.
@@ -493,12 +494,27 @@ func (s *Session) transition(to session.Status, id int64, ended bool) {
 	switch {
 	case to == session.Up:
 		s.cfg.Logger.Info("zkalloc: ZooKeeper session up", "session", fmt.Sprintf("%#x", id), "timeout", s.state.Timeout, "reconnects", s.state.Reconnects)
+		s.logGranted(id)
 	case s.state.Ended:
 		s.cfg.Logger.Warn("zkalloc: ZooKeeper session lost: it has ended on the server", "session", fmt.Sprintf("%#x", id))
 	default:
 		s.cfg.Logger.Warn("zkalloc: ZooKeeper session "+to.String(), "session", fmt.Sprintf("%#x", id))
 	}
 	s.publish(s.state)
+}
+
+// logGranted warns, once per session, that the server granted session id
+// another timeout than the one asked for: it clamps the request to its
+// bounds (by default 2 and 20 ticks), which changes how soon a lost
+// member's partitions move, and how long a restarted one waits for its
+// name.
+func (s *Session) logGranted(id int64) {
+	if s.grantLog == id || s.state.Timeout == s.cfg.Timeout {
+		return
+	}
+	s.grantLog = id
+	s.cfg.Logger.Warn("zkalloc: ZooKeeper granted another session timeout than the one asked for (the server's minSessionTimeout and maxSessionTimeout bound it)",
+		"session", fmt.Sprintf("%#x", id), "requested", s.cfg.Timeout, "granted", s.state.Timeout)
 }
 
 // leaseLeft is how long the session may still be alive on the leader, by
