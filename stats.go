@@ -45,7 +45,8 @@ type Stats struct {
 }
 
 // StateIdle is [Stats.SessionState] before [Allocator.Start]: no session
-// has been asked for yet. Start makes it "connecting" at once.
+// has been asked for yet. Start makes it "connecting" when it starts the
+// member's loop, before it connects.
 const StateIdle = "idle"
 
 // Stats returns a snapshot of the allocator's state and counters. It is
