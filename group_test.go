@@ -195,7 +195,7 @@ func TestStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := before.Stats(); s != (zkalloc.Stats{SessionState: "connecting"}) {
+	if s := before.Stats(); s != (zkalloc.Stats{SessionState: zkalloc.StateIdle}) {
 		t.Errorf("Stats before Start = %+v", s)
 	}
 	before.Close()
@@ -266,6 +266,9 @@ func TestStats(t *testing.T) {
 	}
 	if final.Assigned != 0 {
 		t.Errorf("Stats after Close: %+v, want nothing assigned", final)
+	}
+	if h := final.ComputeTimes; h.Count != final.Computes || h.Sum < final.LastCompute || h.Buckets[len(h.Buckets)-1] > h.Count {
+		t.Errorf("ComputeTimes %+v, want one count for each of %d computes, summing at least the last (%v)", h, final.Computes, final.LastCompute)
 	}
 }
 

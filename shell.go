@@ -66,7 +66,7 @@ type shell struct {
 	// a token (it never blocks the loop).
 	stats        atomic.Pointer[Stats]
 	statsChanged chan struct{}
-	computes     uint64
+	computeTimes Histogram // its Count is the strategy's runs
 	lastCompute  time.Duration
 
 	// What the loop has seen towards its first Update, for Start's error
@@ -101,13 +101,13 @@ func newShell(cfg shellConfig) *shell {
 }
 
 // Stats returns the newest snapshot of the member's state and counters;
-// before the first, the zero Stats but for SessionState. It is safe for
-// concurrent use.
+// before the first, which Run stores at once, the zero Stats but for
+// SessionState, StateIdle. It is safe for concurrent use.
 func (s *shell) Stats() Stats {
 	if p := s.stats.Load(); p != nil {
 		return *p
 	}
-	return Stats{SessionState: session.Connecting.String()}
+	return Stats{SessionState: StateIdle}
 }
 
 // StatsChanged receives a token when [shell.Stats] has changed since the
@@ -118,7 +118,7 @@ func (s *shell) StatsChanged() <-chan struct{} { return s.statsChanged }
 // words per loop, an allocation only on a change.
 func (s *shell) storeStats() {
 	cur, _ := s.core.Current()
-	next := statsOf(s.st, cur, s.core.Counters(), s.computes, s.lastCompute)
+	next := statsOf(s.st, cur, s.core.Counters(), s.computeTimes, s.lastCompute)
 	if old := s.stats.Load(); old != nil && *old == next {
 		return
 	}
@@ -250,7 +250,7 @@ func (s *shell) Run(ctx context.Context) error {
 		case c := <-results:
 			running = false
 			s.note(func(p *progress) { p.running, p.failed = time.Time{}, c.err })
-			s.computes++
+			s.computeTimes.observe(c.took)
 			s.lastCompute = c.took
 			s.tick()
 			s.core.Computed(c.job, c.mine, c.err)

@@ -494,3 +494,40 @@ func TestShellStats(t *testing.T) {
 		}
 	}
 }
+
+// slowStrategy is RoundRobin that takes took on clock, a fake one.
+type slowStrategy struct {
+	clock atomic.Pointer[actor.FakeClock]
+	took  time.Duration
+}
+
+func (s *slowStrategy) Name() string { return "slow" }
+func (s *slowStrategy) Assign(members []string, parts []rebalance.Partition) (map[string][]rebalance.Partition, error) {
+	s.clock.Load().Advance(s.took)
+	return rebalance.RoundRobin.Assign(members, parts)
+}
+
+// The shell counts each strategy run's duration, taken on its clock, in
+// Stats.ComputeTimes, beside LastCompute. Without the histogram counted
+// by the loop, ComputeTimes stays zero.
+func TestShellStatsComputeTimes(t *testing.T) {
+	t.Parallel()
+	s := &slowStrategy{took: 3 * time.Millisecond}
+	h := newHarness(t, "a", s, options{manualClaims: true})
+	s.clock.Store(h.clock) // before the first run: runs wait for the views settled sends
+	settled(t, h, []string{"a"}, 4).Ack()
+	st := h.a.Stats()
+	n := st.Computes
+	if n == 0 || st.ComputeTimes.Count != n || st.ComputeTimes.Sum != time.Duration(n)*s.took || st.LastCompute != s.took {
+		t.Fatalf("stats %+v, want ComputeTimes counting %v for each of its Computes", st, s.took)
+	}
+	for i, bound := range HistogramBounds() {
+		want := uint64(0)
+		if s.took <= bound {
+			want = n
+		}
+		if got := st.ComputeTimes.Buckets[i]; got != want {
+			t.Errorf("bucket le=%v counts %d runs of %v, want %d", bound, got, s.took, want)
+		}
+	}
+}

@@ -10,9 +10,10 @@ import (
 // Stats is a snapshot of an allocator, from [Allocator.Stats]. The
 // counters count from [Allocator.Start] and never go down.
 type Stats struct {
-	// SessionState is the ZooKeeper session's: "connecting", "up",
-	// "suspended" (connection lost, the session may resume), "lost" or
-	// "closed". SessionID is the current session's, 0 if none yet.
+	// SessionState is [StateIdle] ("idle") before Start, then the
+	// ZooKeeper session's: "connecting", "up", "suspended" (connection
+	// lost, the session may resume), "lost" or "closed". SessionID is the
+	// current session's, 0 if none yet.
 	SessionState string
 	SessionID    int64
 	// SessionTimeout is the session timeout the server granted the
@@ -34,9 +35,11 @@ type Stats struct {
 	Assigned   int
 	Pending    int
 	// Computes counts the strategy's runs; LastCompute is how long the
-	// latest took.
-	Computes    uint64
-	LastCompute time.Duration
+	// latest took, and ComputeTimes how long each took, in buckets
+	// (its Count is Computes).
+	Computes     uint64
+	LastCompute  time.Duration
+	ComputeTimes Histogram
 	// HandoffsStarted counts partitions revoked from this member's
 	// consumer while it held them, and HandoffsDone those of them it then
 	// gave up (once acked, or after ReleaseTimeout) so the next owner could
@@ -49,15 +52,20 @@ type Stats struct {
 	StrategyErrors uint64
 }
 
+// StateIdle is [Stats.SessionState] before [Allocator.Start]: no session
+// has been asked for yet. Start makes it "connecting" when it starts the
+// member's loop, before it connects.
+const StateIdle = "idle"
+
 // Stats returns a snapshot of the allocator's state and counters. It is
 // cheap (an atomic load) and safe for concurrent use; before Start it
-// returns the zero Stats but for SessionState.
+// returns the zero Stats but for SessionState, [StateIdle].
 func (a *Allocator) Stats() Stats { return a.reb.Stats() }
 
 // statsOf makes the Stats of a member whose session is st, whose newest
 // Update is cur, whose core has counted c, and whose strategy has run
-// computes times, the latest for last.
-func statsOf(st session.State, cur Update, c decision.Counters, computes uint64, last time.Duration) Stats {
+// times.Count times, the latest for last.
+func statsOf(st session.State, cur Update, c decision.Counters, times Histogram, last time.Duration) Stats {
 	s := Stats{
 		SessionState:    st.Status.String(),
 		SessionID:       st.SessionID,
@@ -66,8 +74,9 @@ func statsOf(st session.State, cur Update, c decision.Counters, computes uint64,
 		Members:         len(cur.Members),
 		Assigned:        len(cur.Assigned),
 		Pending:         len(cur.Pending),
-		Computes:        computes,
+		Computes:        times.Count,
 		LastCompute:     last,
+		ComputeTimes:    times,
 		HandoffsStarted: c.HandoffsStarted,
 		HandoffsDone:    c.HandoffsDone,
 		ReleaseTimeouts: c.ReleaseTimeouts,

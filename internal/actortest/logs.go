@@ -16,8 +16,10 @@ type Record struct {
 }
 
 // Logs is a slog.Handler that keeps the records at warning level and
-// above, for tests that check what an actor logs.
+// above (or the level given to [NewLogsFrom]), for tests that check what
+// an actor logs.
 type Logs struct {
+	min     slog.Level
 	mu      sync.Mutex
 	records []Record
 	taken   int           // records returned by Next
@@ -25,9 +27,13 @@ type Logs struct {
 }
 
 // NewLogs returns an empty Logs; slog.New(logs) logs into it.
-func NewLogs() *Logs { return &Logs{added: make(chan struct{}, 1024)} }
+func NewLogs() *Logs { return NewLogsFrom(slog.LevelWarn) }
 
-func (l *Logs) Enabled(_ context.Context, level slog.Level) bool { return level >= slog.LevelWarn }
+// NewLogsFrom returns an empty Logs that keeps the records at level min
+// and above.
+func NewLogsFrom(min slog.Level) *Logs { return &Logs{min: min, added: make(chan struct{}, 1024)} }
+
+func (l *Logs) Enabled(_ context.Context, level slog.Level) bool { return level >= l.min }
 func (l *Logs) WithAttrs([]slog.Attr) slog.Handler               { return l }
 func (l *Logs) WithGroup(string) slog.Handler                    { return l }
 
@@ -51,7 +57,7 @@ func (l *Logs) Next(tb testing.TB, within time.Duration) Record {
 	select {
 	case <-l.added:
 	case <-time.After(within):
-		tb.Fatal("no log record at warning level or above")
+		tb.Fatalf("no log record at level %v or above", l.min)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

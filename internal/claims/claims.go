@@ -546,7 +546,8 @@ func (c *Actor) check(conn zksession.Conn, p rebalance.Partition, sid int64) out
 			"partition", p.String())
 		return outcome{state: stateVanished, version: hold.version}
 	case exists:
-		c.cfg.Logger.Warn("zkalloc: claim held by this session is now another's; the partition is revoked", "partition", p.String(), "owner", fmt.Sprintf("%#x", stat.EphemeralOwner))
+		c.cfg.Logger.Warn("zkalloc: claim held by this session is now another's; the partition is revoked", "partition", p.String(),
+			"holder", c.holderName(conn, p, stat.EphemeralOwner), "holder_session", fmt.Sprintf("%#x", stat.EphemeralOwner))
 	case !hold.present:
 		c.cfg.Logger.Error("zkalloc: claim and hold record of this session were both deleted from outside; another member may take the partition, which is revoked and claimed again if still wanted (never delete hold records while members run)",
 			"partition", p.String())

@@ -11,9 +11,27 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
+
+// holderName returns, for a log, the member name of session's claim on
+// p: the claim's data while session holds it, or else its hold record's
+// member while the record names session; "unknown" if neither does (the
+// claim has passed on or gone, or another program wrote it). It costs up
+// to two reads: for logs of things gone wrong, or at debug level.
+func (c *Actor) holderName(conn zksession.Conn, p rebalance.Partition, session int64) string {
+	if data, stat, err := conn.Get(c.path(p)); err == nil && stat.EphemeralOwner == session && rebalance.ValidateName(string(data)) == nil {
+		return string(data)
+	}
+	if data, _, err := conn.Get(c.record(p)); err == nil {
+		if sid, member, ok := parseHold(data); ok && sid == session {
+			return member
+		}
+	}
+	return "unknown"
+}
 
 // armStuck sets the stuck timer for when the next warning is due, and
 // stops it if none is (see [waits.wake]).

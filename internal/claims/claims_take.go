@@ -1,8 +1,10 @@
 package claims
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/go-zookeeper/zk"
 
@@ -62,7 +64,7 @@ func (c *Actor) acquire(conn zksession.Conn, p rebalance.Partition, sid int64, l
 		case foundFinal:
 			return l.r
 		case foundStale:
-			c.cfg.Logger.Info("zkalloc: replacing claim left by an earlier session", "partition", p.String(), "owner", fmt.Sprintf("%#x", l.owner))
+			c.cfg.Logger.Info("zkalloc: replacing claim left by an earlier session of this member", "partition", p.String(), "earlier_session", fmt.Sprintf("%#x", l.owner))
 			if err := c.deleteCounted(conn, c.path(p), l.claimVersion); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
 				return outcome{err: fmt.Errorf("delete stale claim %s: %w", p, err)}
 			}
@@ -228,7 +230,7 @@ func (c *Actor) lookWatching(conn zksession.Conn, p rebalance.Partition, sid int
 	}
 	switch h.found {
 	case holdLive:
-		c.cfg.Logger.Debug("zkalloc: waiting for hold record", "partition", p.String(), "owner", fmt.Sprintf("%#x", h.session))
+		c.cfg.Logger.Debug("zkalloc: waiting for hold record", "partition", p.String(), "holder", h.member, "holder_session", fmt.Sprintf("%#x", h.session))
 		return looked{found: foundFinal, r: outcome{state: stateWaiting, watch: h.watch, holder: h.session, life: h.life}}
 	case holdForeign:
 		return looked{found: foundFinal, r: outcome{state: stateWaiting, watch: h.watch}}
@@ -267,6 +269,9 @@ func (c *Actor) lookClaim(conn zksession.Conn, p rebalance.Partition, sid int64)
 	case c.ownedBefore(stat.EphemeralOwner):
 		return looked{found: foundStale, owner: stat.EphemeralOwner, claimVersion: stat.Version}
 	}
-	c.cfg.Logger.Debug("zkalloc: waiting for claim", "partition", p.String(), "owner", fmt.Sprintf("%#x", stat.EphemeralOwner))
+	if c.cfg.Logger.Enabled(context.Background(), slog.LevelDebug) { // holderName reads
+		c.cfg.Logger.Debug("zkalloc: waiting for claim", "partition", p.String(),
+			"holder", c.holderName(conn, p, stat.EphemeralOwner), "holder_session", fmt.Sprintf("%#x", stat.EphemeralOwner))
+	}
 	return looked{found: foundFinal, r: outcome{state: stateWaiting, watch: watch, holder: stat.EphemeralOwner}}
 }

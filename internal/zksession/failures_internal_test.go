@@ -48,21 +48,28 @@ func TestFailuresWarnAtMostEveryTenSeconds(t *testing.T) {
 	}
 }
 
-// records keeps the records logged at WARN and above, their attributes as
-// strings. It is not safe for concurrent use; failures logs in its caller.
-type records struct{ kept []record }
+// records keeps the records logged at WARN and above (all of them with
+// all), their attributes as strings. It is not safe for concurrent use;
+// failures and a session's states log in their caller.
+type records struct {
+	kept []record
+	all  bool
+}
 
 type record struct {
 	Level slog.Level
+	Msg   string
 	Attrs map[string]string
 }
 
-func (l *records) Enabled(_ context.Context, level slog.Level) bool { return level >= slog.LevelWarn }
-func (l *records) WithAttrs([]slog.Attr) slog.Handler               { return l }
-func (l *records) WithGroup(string) slog.Handler                    { return l }
+func (l *records) Enabled(_ context.Context, level slog.Level) bool {
+	return l.all || level >= slog.LevelWarn
+}
+func (l *records) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *records) WithGroup(string) slog.Handler      { return l }
 
 func (l *records) Handle(_ context.Context, r slog.Record) error {
-	rec := record{Level: r.Level, Attrs: map[string]string{}}
+	rec := record{Level: r.Level, Msg: r.Message, Attrs: map[string]string{}}
 	r.Attrs(func(a slog.Attr) bool {
 		rec.Attrs[a.Key] = a.Value.String()
 		return true

@@ -270,8 +270,11 @@ func (s *Session) checkLease() {
 	if s.leaseLeft() > 0 || (s.state.Status != session.Up && s.state.Status != session.Suspended) {
 		return // renewed since the timer was set, or nothing to lose
 	}
+	// lastReply is read now: s.state.LastReply is as of the state's last
+	// change, the connection's, and a follower may have answered since.
+	lastReply, _ := s.contact.snapshot()
 	s.cfg.Logger.Warn("zkalloc: the ZooKeeper leader has not been heard from within the session lease; treating the session as lost",
-		"session", fmt.Sprintf("%#x", s.state.SessionID), "leaseFrom", s.lease.anchor, "lastReply", s.state.LastReply)
+		"session", fmt.Sprintf("%#x", s.state.SessionID), "leaseFrom", s.lease.anchor, "lastReply", lastReply)
 	s.transition(session.Lost, s.state.SessionID, false)
 }
 
@@ -493,7 +496,10 @@ func (s *Session) transition(to session.Status, id int64, ended bool) {
 	s.state.Since = s.cfg.Clock.Now()
 	switch {
 	case to == session.Up:
-		s.cfg.Logger.Info("zkalloc: ZooKeeper session up", "session", fmt.Sprintf("%#x", id), "timeout", s.state.Timeout, "reconnects", s.state.Reconnects)
+		// State.Reconnects counts every time the session came up, the
+		// first included; the log, like Stats.Reconnects, counts the
+		// times after the first.
+		s.cfg.Logger.Info("zkalloc: ZooKeeper session up", "session", fmt.Sprintf("%#x", id), "timeout", s.state.Timeout, "reconnects", max(s.state.Reconnects, 1)-1)
 		s.logGranted(id)
 	case s.state.Ended:
 		s.cfg.Logger.Warn("zkalloc: ZooKeeper session lost: it has ended on the server", "session", fmt.Sprintf("%#x", id))

@@ -60,7 +60,10 @@ const driverTimeout = 2 * time.Second
 func newDriver(cfg Config) *driver {
 	clock := actor.NewFakeClock(time.Unix(1000, 0))
 	cfg.Servers, cfg.Clock, cfg.Timeout = []string{"127.0.0.1:1"}, clock, driverTimeout
-	cfg.Dialer, cfg.Logger = net.DialTimeout, slog.New(slog.DiscardHandler)
+	cfg.Dialer = net.DialTimeout
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
 	d := &driver{s: New(cfg), clock: clock, client: &fakeClient{}, rec: &recorder{}}
 	d.s.subs = append(d.s.subs, d.rec)
 	return d

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -58,9 +60,18 @@ func values(fams []*dto.MetricFamily) map[string]float64 {
 			if len(labels) > 0 {
 				key += "{" + strings.Join(labels, ",") + "}"
 			}
-			if f.GetType() == dto.MetricType_COUNTER {
+			switch f.GetType() {
+			case dto.MetricType_COUNTER:
 				out[key] = m.GetCounter().GetValue()
-			} else {
+			case dto.MetricType_HISTOGRAM:
+				h := m.GetHistogram()
+				out[f.GetName()+"_count"+strings.TrimPrefix(key, f.GetName())] = float64(h.GetSampleCount())
+				out[f.GetName()+"_sum"+strings.TrimPrefix(key, f.GetName())] = h.GetSampleSum()
+				for _, b := range h.GetBucket() {
+					le := fmt.Sprintf("le=%q", strconv.FormatFloat(b.GetUpperBound(), 'g', -1, 64))
+					out[f.GetName()+"_bucket{"+strings.Join(append(labels, le), ",")+"}"] = float64(b.GetCumulativeCount())
+				}
+			default:
 				out[key] = m.GetGauge().GetValue()
 			}
 		}
@@ -73,19 +84,24 @@ func values(fams []*dto.MetricFamily) map[string]float64 {
 func want(s zkalloc.Stats, member string) map[string]float64 {
 	labels := func(more string) string { return `{group="g",member="` + member + `"` + more + "}" }
 	out := map[string]float64{
-		"zkalloc_reconnects_total" + labels(""):       float64(s.Reconnects),
-		"zkalloc_computes_total" + labels(""):         float64(s.Computes),
-		"zkalloc_handoffs_started_total" + labels(""): float64(s.HandoffsStarted),
-		"zkalloc_handoffs_done_total" + labels(""):    float64(s.HandoffsDone),
-		"zkalloc_release_timeouts_total" + labels(""): float64(s.ReleaseTimeouts),
-		"zkalloc_strategy_errors_total" + labels(""):  float64(s.StrategyErrors),
-		"zkalloc_generation" + labels(""):             float64(s.Generation),
-		"zkalloc_members" + labels(""):                float64(s.Members),
-		"zkalloc_assigned" + labels(""):               float64(s.Assigned),
-		"zkalloc_pending" + labels(""):                float64(s.Pending),
-		"zkalloc_last_compute_seconds" + labels(""):   s.LastCompute.Seconds(),
+		"zkalloc_reconnects_total" + labels(""):               float64(s.Reconnects),
+		"zkalloc_handoffs_started_total" + labels(""):         float64(s.HandoffsStarted),
+		"zkalloc_handoffs_done_total" + labels(""):            float64(s.HandoffsDone),
+		"zkalloc_release_timeouts_total" + labels(""):         float64(s.ReleaseTimeouts),
+		"zkalloc_strategy_errors_total" + labels(""):          float64(s.StrategyErrors),
+		"zkalloc_generation" + labels(""):                     float64(s.Generation),
+		"zkalloc_group_members" + labels(""):                  float64(s.Members),
+		"zkalloc_assigned_partitions" + labels(""):            float64(s.Assigned),
+		"zkalloc_pending_partitions" + labels(""):             float64(s.Pending),
+		"zkalloc_compute_duration_seconds_count" + labels(""): float64(s.Computes),
+		"zkalloc_compute_duration_seconds_sum" + labels(""):   s.ComputeTimes.Sum.Seconds(),
+		`zkalloc_build_info{goversion="` + runtime.Version() + `",group="g",member="` + member + `",version="(devel)"}`: 1,
 	}
-	for _, st := range []string{"connecting", "up", "suspended", "lost", "closed"} {
+	for i, b := range zkalloc.HistogramBounds() {
+		le := strconv.FormatFloat(b.Seconds(), 'g', -1, 64)
+		out["zkalloc_compute_duration_seconds_bucket"+labels(`,le="`+le+`"`)] = float64(s.ComputeTimes.Buckets[i])
+	}
+	for _, st := range []string{"idle", "connecting", "up", "suspended", "lost", "closed"} {
 		v := 0.0
 		if st == s.SessionState {
 			v = 1
@@ -169,5 +185,28 @@ func TestCollector(t *testing.T) {
 	noCounterDown(t, prev, got)
 	if s := a.Stats(); !maps.Equal(got, want(s, "a")) {
 		t.Errorf("after Close: scrape %v, want %v (stats %+v)", got, want(s, "a"), s)
+	}
+}
+
+// TestCollectorBeforeStart: before Start, the session state is "idle",
+// not "connecting" (no session has been asked for), and every count is 0.
+func TestCollectorBeforeStart(t *testing.T) {
+	a, err := zkalloc.New(zkalloc.Config{Servers: []string{"127.0.0.1:1"}, Group: "g", Member: "a", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	reg := prom.NewPedanticRegistry()
+	reg.MustRegister(zkprom.NewCollector(a, prom.Labels{"group": "g", "member": "a"}))
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := values(fams)
+	if w := want(zkalloc.Stats{SessionState: "idle"}, "a"); !maps.Equal(got, w) {
+		t.Errorf("scrape before Start %v, want %v", got, w)
+	}
+	if got[`zkalloc_session_state{group="g",member="a",state="idle"}`] != 1 || got[`zkalloc_session_state{group="g",member="a",state="connecting"}`] != 0 {
+		t.Errorf("before Start: session state %v, want idle", got)
 	}
 }
