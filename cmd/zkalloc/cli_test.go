@@ -25,6 +25,7 @@ func TestUsageSaysWhy(t *testing.T) {
 		want []string // in stderr
 	}{
 		{[]string{"-group", "g", "partitions", "add", "a:1;b:2"}, []string{`topic "a:1;b": character ':' at byte 1 is not allowed; ` + rule}},
+		{[]string{"partitions", "add", "a:1;b:2"}, []string{`topic "a:1;b": character ':' at byte 1 is not allowed; ` + rule}},
 		{[]string{"-group", "g", "partitions", "add", "events 1:0"}, []string{`character ' ' at byte 6 is not allowed`}},
 		{[]string{"-group", "g", "partitions", "remove", "évents:0"}, []string{`character 'é' at byte 0`}},
 		{[]string{"-group", "g", "partitions", "add", "events:5-3"}, []string{`"5-3": a descending range; write 3-5`}},

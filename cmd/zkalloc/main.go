@@ -219,10 +219,15 @@ func dispatch(ctx context.Context, cmd string, args []string, o options, stdout,
 	if err := checkFlags(full, o); err != nil {
 		return err
 	}
+	var change map[string][]int32
 	switch full {
 	case "partitions add", "partitions remove":
 		if len(args) == 0 {
 			return usagef("%s needs topic:ids arguments, e.g. events:0-63 audit:0,5", full)
+		}
+		var err error
+		if change, err = parseTopicIDs(args); err != nil {
+			return err
 		}
 	case "groups delete":
 		if len(args) != 1 {
@@ -253,10 +258,6 @@ func dispatch(ctx context.Context, cmd string, args []string, o options, stdout,
 	case "partitions list":
 		return withConn(ctx, o, func(c *client) error { return listPartitions(c, o, stdout) })
 	default: // partitions add, remove
-		change, err := parseTopicIDs(args)
-		if err != nil {
-			return err
-		}
 		remove := full == "partitions remove"
 		return withConn(ctx, o, func(c *client) error { return changePartitions(c, remove, change, o, stdout, stderr) })
 	}

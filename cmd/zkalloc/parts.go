@@ -29,7 +29,11 @@ func parseTopicIDs(args []string) (map[string][]int32, error) {
 		}
 		topic, spec := a[:i], a[i+1:]
 		if err := rebalance.ValidateTopic(topic); err != nil {
-			return nil, usagef("%q: %s", a, strings.TrimPrefix(err.Error(), rebalance.ErrInvalid.Error()+" "))
+			hint := ""
+			if strings.ContainsAny(topic, ":;, ") {
+				hint = " (give one topic:ids per argument: events:0-3 audit:0)"
+			}
+			return nil, usagef("%q: %s%s", a, strings.TrimPrefix(err.Error(), rebalance.ErrInvalid.Error()+" "), hint)
 		}
 		count := len(out[topic])
 		for piece := range strings.SplitSeq(spec, ",") {
