@@ -83,7 +83,8 @@ groups delete G deletes the group's node and everything under it:
 partitions, seats, hold records, claims. It refuses a group with live
 members, naming them, or with claims still held; stop the members first.
 A member that joins while the group is being deleted stops the delete
-(exit 1); run it again once that member is stopped.`,
+(exit 1); run it again once that member is stopped. -timeout bounds the
+whole delete: give a group of many thousand partitions more than 5s.`,
 	},
 	"demo": {
 		synopsis: [][2]string{{"demo [-v]", "a local ZooKeeper and a few members in one process"}},
