@@ -57,14 +57,21 @@ type Config struct {
 	// [DefaultRoot].
 	Root string
 	// Partitions is this member's seed: merged into the group's shared set
-	// when the allocator starts (never removed by it). Topic names follow
-	// the rules of Group and Member, up to 249 bytes each and
-	// [partitions.MaxTopicsBytes] in all; IDs must not be negative.
+	// when the allocator starts (never removed by it). Topic names are
+	// Kafka's: 1 to 249 bytes of a-z A-Z 0-9 . _ - and not "." or ".."
+	// ([rebalance.ValidateTopic]; no ':', ',', ';' or whitespace, so that
+	// "topic:id" reads one way), [partitions.MaxTopicsBytes] in all; IDs
+	// must not be negative. New's error names the first character refused
+	// and its byte offset. [Allocator.AddPartitions] and
+	// [Allocator.RemovePartitions] check names the same way; a topic node
+	// that another program wrote with a name outside these rules is
+	// reported as corrupt and left unassigned.
 	Partitions map[string][]int32
 	// Strategy computes the assignment; default [rebalance.Balanced].
 	// Earlier versions defaulted to [rebalance.RoundRobin]: a group that
 	// runs it keeps it only by setting it here, or switches with every
-	// member at once (README, "Upgrading a group to the new default").
+	// member at once (docs/operating.md, "Upgrading a group to the new
+	// default").
 	// All members of a group must use the same one: members that disagree
 	// wait for claims the others keep, and some partitions are never
 	// consumed. Start refuses to join a group whose members run another

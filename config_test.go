@@ -58,6 +58,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"root in /zookeeper", func(c *zkalloc.Config) { c.Root = "/zookeeper/x" }, "Root"},
 		{"negative partition", func(c *zkalloc.Config) { c.Partitions = map[string][]int32{"t": {1, -1}} }, "Partitions"},
 		{"bad topic", func(c *zkalloc.Config) { c.Partitions = map[string][]int32{"a/b": {1}} }, "Partitions"},
+		{"topic with separators", func(c *zkalloc.Config) { c.Partitions = map[string][]int32{"events:1;audit": {2}} }, `Partitions: rebalance: invalid topic "events:1;audit": character ':' at byte 6`},
 		{"negative session timeout", func(c *zkalloc.Config) { c.SessionTimeout = -time.Second }, "SessionTimeout"},
 		{"negative settle", func(c *zkalloc.Config) { c.Settle = -1 }, "Settle"},
 		{"negative release timeout", func(c *zkalloc.Config) { c.ReleaseTimeout = -time.Second }, "ReleaseTimeout"},

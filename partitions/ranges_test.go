@@ -75,8 +75,10 @@ func TestNormalize(t *testing.T) {
 	if len(got) != 1 || !slices.Equal(got["b"], []int32{1, 2}) {
 		t.Errorf("Normalize = %v", got)
 	}
-	if _, err := partitions.Normalize(map[string][]int32{"a/b": {1}}); !errors.Is(err, rebalance.ErrInvalid) {
-		t.Errorf("Normalize with a bad topic = %v", err)
+	for _, bad := range []string{"a/b", "events:1;audit", "a b", "a,b"} {
+		if _, err := partitions.Normalize(map[string][]int32{bad: {1}}); !errors.Is(err, rebalance.ErrInvalid) {
+			t.Errorf("Normalize with topic %q = %v, want ErrInvalid", bad, err)
+		}
 	}
 	// 1,976 topics of the longest names fit, 1,977 do not.
 	many := make(map[string][]int32)

@@ -18,8 +18,8 @@ const MaxNameLen = 249
 // format, private-use or unassigned characters, none of U+FFF0 to U+FFFF:
 // ZooKeeper rejects some and the rest would hide in logs), none beyond
 // U+FFFF (ZooKeeper checks paths as UTF-16 and refuses the surrogates such
-// a character becomes, emoji included), and not "." or "..". Groups,
-// members and topics all obey it.
+// a character becomes, emoji included), and not "." or "..". Groups and
+// members obey it; topics obey the narrower [ValidateTopic].
 func ValidateName(name string) error {
 	switch name {
 	case "":

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // ErrInvalid is wrapped by every error about a malformed name, topic,
@@ -40,7 +41,8 @@ func Compare(a, b Partition) int {
 func Sort(ps []Partition) { slices.SortFunc(ps, Compare) }
 
 // Parse reads "topic:id" as written by [Partition.String]. The topic is
-// everything before the last colon and must pass [ValidateTopic]; the ID
+// everything before the last colon and must pass [ValidateTopic] (so it
+// holds no colon); the ID
 // is a non-negative decimal int32 without sign or leading zeros.
 func Parse(s string) (Partition, error) {
 	i := strings.LastIndexByte(s, ':')
@@ -76,16 +78,42 @@ func ParseID(s string) (int32, error) {
 	return int32(n), nil
 }
 
-// ValidateTopic checks that name can be a topic: a name that
-// [ValidateName] accepts (valid UTF-8, without '/', without control or
-// other invisible characters, not "." or "..") of 1 to [MaxNameLen]
-// bytes.
+// TopicChars describes the characters a topic name may hold, as
+// [ValidateTopic]'s errors quote it: Kafka's, a-z A-Z 0-9 . _ -.
+const TopicChars = "a-z A-Z 0-9 . _ -"
+
+// ValidateTopic checks that name can be a topic: 1 to [MaxNameLen]
+// bytes of Kafka's topic characters, the ASCII letters and digits, '.',
+// '_' and '-' ([TopicChars]), and not "." or "..". Nothing else is
+// allowed, so that a topic name holds no separator (':' in
+// [Partition.String] and the claim nodes, ',' and ';' in lists), no
+// whitespace and nothing that prints like something else. The error
+// names the first character refused and its byte offset, e.g.
+//
+//	topic "events:1;audit": character ':' at byte 6 is not allowed; topic names use a-z A-Z 0-9 . _ -
 func ValidateTopic(name string) error {
-	if err := ValidateName(name); err != nil {
-		return fmt.Errorf("topic: %w", err)
+	switch name {
+	case "":
+		return fmt.Errorf("%w topic: empty name", ErrInvalid)
+	case ".", "..":
+		return fmt.Errorf("%w topic %q: reserved name", ErrInvalid, name)
 	}
 	if len(name) > MaxNameLen {
-		return fmt.Errorf("%w topic %q: longer than %d bytes", ErrInvalid, name, MaxNameLen)
+		return fmt.Errorf("%w topic %q: %d bytes, longer than %d", ErrInvalid, name, len(name), MaxNameLen)
+	}
+	for i := 0; i < len(name); i++ {
+		if topicChar(name[i]) {
+			continue
+		}
+		what := fmt.Sprintf("byte %#x", name[i]) // not UTF-8
+		if r, size := utf8.DecodeRuneInString(name[i:]); r != utf8.RuneError || size > 1 {
+			what = fmt.Sprintf("character %q", r)
+		}
+		return fmt.Errorf("%w topic %q: %s at byte %d is not allowed; topic names use %s", ErrInvalid, name, what, i, TopicChars)
 	}
 	return nil
+}
+
+func topicChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-'
 }

@@ -1,9 +1,13 @@
 package rebalance
 
-// RoundRobin is kiel's allocator: the i-th partition, in topic and then
-// numeric ID order, goes to the (i mod n)-th member in sorted order. It is
-// even (spread at most 1) but moves almost every partition when a member
-// joins or leaves; it is here for kiel compatibility.
+// RoundRobin deals the partitions out like cards: the i-th partition, in
+// topic and then numeric ID order, goes to the (i mod n)-th member in
+// sorted order. It is even (spread at most 1) but moves almost every
+// partition when a member joins or leaves. It was zkalloc's default
+// before [Balanced], and it is the allocator of kiel, the Python Kafka
+// client whose PartitionAllocator zkalloc redesigns: a group that runs
+// it keeps it by naming it (see docs/operating.md, "Upgrading a group to
+// the new default").
 var RoundRobin Strategy = roundRobin{}
 
 type roundRobin struct{}

@@ -24,8 +24,12 @@ func demo(ctx context.Context, o options, w io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 
-	addrs := strings.Split(o.servers, ",")
-	if !o.serversSet {
+	addrs := []string{o.servers}
+	if o.set["servers"] {
+		if _, _, err := parseServers(o.servers); err != nil {
+			return err
+		}
+	} else {
 		fmt.Fprintln(w, "starting a local ZooKeeper server...")
 		srv, err := zklaunch.StartServer(ctx, zklaunch.Options{})
 		if err != nil {
@@ -67,7 +71,7 @@ func demo(ctx context.Context, o options, w io.Writer) error {
 				if len(u.Pending) > 0 {
 					pending = "  pending " + list(u.Pending)
 				}
-				fmt.Fprintf(w, "  %-3s gen %#x  members %v  assigned %s  added %s  revoked %s%s\n",
+				fmt.Fprintf(w, "  %-3s gen %d  members %v  assigned %s  added %s  revoked %s%s\n",
 					name, u.Generation, u.Members, list(u.Assigned), list(u.Added), list(u.Revoked), pending)
 			}
 			fmt.Fprintf(w, "  %-3s updates closed\n", name)
@@ -102,6 +106,7 @@ func demo(ctx context.Context, o options, w io.Writer) error {
 		wg.Wait()
 	}()
 
+	fmt.Fprint(w, demoLegend)
 	step("three members join; the first seeds events:0-11")
 	for i, name := range []string{"m1", "m2", "m3"} {
 		var seed map[string][]int32
@@ -138,6 +143,19 @@ func demo(ctx context.Context, o options, w io.Writer) error {
 	fmt.Fprintln(w, "\ndone")
 	return nil
 }
+
+// demoLegend says how to read the lines the consumers print.
+const demoLegend = `
+Each line is one Update a member's consumer received:
+  gen       the Update's generation: it names the view of the group (its
+            members and partitions) the assignment was computed from;
+            members that computed from the same view show the same one,
+            and a newer view has a larger one
+  members   the members the assignment was computed for
+  assigned  the partitions the member owns now; added and revoked, what
+            changed since its last Update; pending, those it is given but
+            another member has not released yet
+`
 
 // list renders partitions compactly: "events:0,3,6 audit:1".
 func list(ps []zkalloc.Partition) string {

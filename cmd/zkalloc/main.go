@@ -1,16 +1,21 @@
 // Command zkalloc looks at and changes a zkalloc consumer group in
 // ZooKeeper, and runs the demo.
 //
-//	zkalloc [flags] status                 members, partitions, owners, hand-offs, hold records
+//	zkalloc [flags] status [-check]        members, partitions, owners, hand-offs, hold records
 //	zkalloc [flags] watch                  one line per change, until interrupted
 //	zkalloc [flags] partitions list
-//	zkalloc [flags] partitions add    topic:ids...   e.g. events:0-63 audit:0,5
+//	zkalloc [flags] partitions add [-create] topic:ids...   e.g. events:0-63 audit:0,5
 //	zkalloc [flags] partitions remove topic:ids...
+//	zkalloc [flags] groups list
+//	zkalloc [flags] groups delete G
 //	zkalloc demo [-servers s] [-v]          a local ZooKeeper and a few members
+//	zkalloc version
+//	zkalloc help [command]
 //
 // Flags may come before or after the command. Exit status: 0 on success,
-// 1 on an error (ZooKeeper unreachable within -timeout, no such group),
-// 2 on bad usage.
+// 1 on a failure (ZooKeeper unreachable within -timeout, no such group,
+// a write refused), 2 on bad usage, 3 when status -check finds a problem.
+// zkalloc help says more.
 package main
 
 import (
@@ -21,16 +26,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/go-zookeeper/zk"
-
-	"github.com/zkalloc/zkalloc"
-	"github.com/zkalloc/zkalloc/internal/zkpath"
-	"github.com/zkalloc/zkalloc/internal/zkservers"
-	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 func main() {
@@ -42,9 +41,10 @@ func main() {
 
 // Exit codes.
 const (
-	exitOK    = 0
-	exitError = 1
-	exitUsage = 2
+	exitOK      = 0
+	exitError   = 1
+	exitUsage   = 2
+	exitProblem = 3 // status -check found a problem
 )
 
 // usageError is a bad command line: exit code 2.
@@ -56,89 +56,127 @@ func usagef(format string, args ...any) error {
 	return usageError{fmt.Sprintf(format, args...)}
 }
 
+// errProblems is returned by status -check when it found problems, which
+// it has printed: exit code 3.
+var errProblems = errors.New("status -check found problems")
+
+// defaultTimeout bounds a command's wait for ZooKeeper: short, so that a
+// script learns soon that a server is unreachable; a library member waits
+// as long as its Start's ctx allows.
+const defaultTimeout = 5 * time.Second
+
+// defaultMaxHandoffAge is status -check's bound on a hand-off's age: above
+// the longest one takes with the library's defaults (3 × ReleaseTimeout
+// + the session timeout + 10 s: 110 s with a ReleaseTimeout of 30 s).
+const defaultMaxHandoffAge = 2 * time.Minute
+
 // options are the flags every command takes.
 type options struct {
-	servers string
-	root    string
-	group   string
-	json    bool
-	timeout time.Duration
-	auth    string
-	verbose bool // demo only
+	servers       string
+	root          string
+	group         string
+	json          bool
+	timeout       time.Duration
+	auth          string
+	verbose       bool          // demo only
+	create        bool          // partitions add only
+	check         bool          // status only
+	maxHandoffAge time.Duration // status -check only
 
-	serversSet bool // -servers was given
+	set map[string]bool // the flags given
 }
 
-const usageText = `usage: zkalloc [flags] command [args]
-
-commands:
-  status                         members, partitions per topic, owners, unowned
-                                 partitions, hand-offs in progress, and hold
-                                 records without a claim or of ended sessions.
-                                 Do not delete claims (owners/) to unstick a
-                                 hand-off: the holder only revokes, and nobody
-                                 else takes the partition; restart the holder.
-                                 Never delete hold records (holds/) while
-                                 members run: two owners. Seats may be
-                                 deleted (docs/departure.md).
-  watch                          print one line per change until interrupted
-  partitions list                the group's partition set
-  partitions add topic:ids...    merge partitions into the set (ids: 0-63,70)
-  partitions remove topic:ids... take partitions out of the set
-  demo                           a local ZooKeeper and a few members in one
-                                 process (-servers to use another ZooKeeper)
-
-flags (before or after the command):
-`
-
-func newFlags(o *options, stderr io.Writer) *flag.FlagSet {
+func newFlags(o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet("zkalloc", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // run prints the errors and the help
 	fs.StringVar(&o.servers, "servers", "127.0.0.1:2181", "ZooKeeper servers, comma-separated, optionally with a chroot (zk1:2181,zk2:2181/kafka)")
-	fs.StringVar(&o.root, "root", zkalloc.DefaultRoot, "the root path of the groups (Config.Root)")
-	fs.StringVar(&o.group, "group", "", "the consumer group")
-	fs.BoolVar(&o.json, "json", false, "print JSON")
-	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "how long to wait for ZooKeeper (for watch: to connect)")
+	fs.StringVar(&o.root, "root", "/zkalloc", "the ZooKeeper path under which the groups live, as the members' Root")
+	fs.StringVar(&o.group, "group", "", "the consumer group (status, watch, partitions)")
+	fs.BoolVar(&o.json, "json", false, "print JSON (status, watch, partitions, groups list, version)")
+	fs.DurationVar(&o.timeout, "timeout", defaultTimeout, "how long to wait for ZooKeeper (for watch: to connect)")
 	fs.StringVar(&o.auth, "auth", "", "credentials as scheme:credentials, e.g. digest:user:secret")
 	fs.BoolVar(&o.verbose, "v", false, "demo: log what the allocators do")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usageText)
-		fs.PrintDefaults()
-	}
+	fs.BoolVar(&o.create, "create", false, "partitions add: create the group if it does not exist")
+	fs.BoolVar(&o.check, "check", false, "status: print only the problems, one a line, and exit 3 if there is one")
+	fs.DurationVar(&o.maxHandoffAge, "max-handoff-age", defaultMaxHandoffAge, "status -check: a hand-off older than this is a problem")
 	return fs
+}
+
+// flagsOf are the flags that apply to one command only, with the
+// commands they apply to; the others apply to every command that talks
+// to ZooKeeper.
+var flagsOf = map[string][]string{
+	"v":               {"demo"},
+	"create":          {"partitions add"},
+	"check":           {"status"},
+	"max-handoff-age": {"status"},
+	"group":           {"status", "watch", "partitions list", "partitions add", "partitions remove"},
+	"json":            {"status", "watch", "partitions list", "partitions add", "partitions remove", "groups list", "version"},
 }
 
 // run runs the command line args and returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var o options
-	fs := newFlags(&o, stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
+	fs := newFlags(&o)
+	// Flags may come before the command, after it and after its
+	// subcommand (partitions add), before the arguments.
+	var words []string // the command and its subcommand
+	var err error
+	rest := args
+	for {
+		if err = fs.Parse(rest); err != nil {
+			break
 		}
-		return exitUsage
+		rest = fs.Args()
+		if len(rest) == 0 || len(words) == 2 || len(words) == 1 && subcommands[words[0]] == nil {
+			break
+		}
+		words, rest = append(words, rest[0]), rest[1:]
 	}
-	rest := fs.Args()
-	if len(rest) == 0 {
+	var cmd string
+	if len(words) > 0 {
+		cmd = words[0]
+		rest = append(words[1:], rest...)
+	}
+	switch {
+	case errors.Is(err, flag.ErrHelp): // -h: the help of the command, if any
+		return help(cmd, fs, stdout, stderr)
+	case err != nil:
+		fmt.Fprintln(stderr, "zkalloc:", err)
+		fmt.Fprintln(stderr, "run zkalloc help for usage")
+		return exitUsage
+	case cmd == "":
 		fmt.Fprintln(stderr, "zkalloc: no command")
-		fs.Usage()
+		printUsage(fs, stderr)
 		return exitUsage
 	}
-	cmd := rest[0]
-	// Flags may follow the command too, before its arguments.
-	if err := fs.Parse(rest[1:]); err != nil {
-		return exitUsage
+	o.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
+	if cmd == "help" {
+		if len(rest) > 1 {
+			fmt.Fprintln(stderr, "zkalloc: help takes at most one command")
+			return exitUsage
+		}
+		topic := ""
+		if len(rest) == 1 {
+			topic = rest[0]
+		}
+		return help(topic, fs, stdout, stderr)
 	}
-	rest = fs.Args()
-	fs.Visit(func(f *flag.Flag) { o.serversSet = o.serversSet || f.Name == "servers" })
-	err := dispatch(ctx, cmd, rest, o, stdout, stderr)
+	err = dispatch(ctx, cmd, rest, o, stdout, stderr)
 	var ue usageError
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.Is(err, errProblems):
+		return exitProblem
 	case errors.As(err, &ue):
 		fmt.Fprintln(stderr, "zkalloc:", err)
-		fmt.Fprintln(stderr, "run zkalloc -h for usage")
+		if _, ok := helps[cmd]; ok {
+			fmt.Fprintf(stderr, "run zkalloc help %s for usage\n", cmd)
+		} else {
+			fmt.Fprintln(stderr, "run zkalloc help for usage")
+		}
 		return exitUsage
 	default:
 		fmt.Fprintln(stderr, "zkalloc:", err)
@@ -146,153 +184,87 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-func dispatch(ctx context.Context, cmd string, args []string, o options, stdout, stderr io.Writer) error {
-	switch cmd {
-	case "demo":
-		if len(args) > 0 {
-			return usagef("demo takes no arguments")
+// checkFlags refuses the flags given that do not apply to cmd (with its
+// subcommand, e.g. "partitions add").
+func checkFlags(cmd string, o options) error {
+	for name, cmds := range flagsOf {
+		if o.set[name] && !slices.Contains(cmds, cmd) {
+			return usagef("-%s does not apply to %s (only to %s)", name, cmd, strings.Join(cmds, ", "))
 		}
-		return demo(ctx, o, stdout)
-	case "status", "watch", "partitions":
-	default:
-		return usagef("unknown command %q", cmd)
 	}
-	if o.group == "" {
-		return usagef("%s needs -group", cmd)
+	if o.set["max-handoff-age"] && !o.check {
+		return usagef("-max-handoff-age applies with -check")
+	}
+	if o.set["max-handoff-age"] && o.maxHandoffAge <= 0 {
+		return usagef("-max-handoff-age must be positive")
 	}
 	if o.timeout <= 0 {
 		return usagef("-timeout must be positive")
 	}
+	return nil
+}
+
+func dispatch(ctx context.Context, cmd string, args []string, o options, stdout, stderr io.Writer) error {
+	full := cmd // with the subcommand
 	switch cmd {
-	case "status":
-		if len(args) > 0 {
-			return usagef("status takes no arguments")
+	case "partitions", "groups":
+		if len(args) == 0 || !slices.Contains(subcommands[cmd], args[0]) {
+			return usagef("%s needs one of: %s", cmd, strings.Join(subcommands[cmd], ", "))
 		}
-		return withConn(ctx, o, func(c *client) error { return status(c, o, stdout) })
-	case "watch":
-		if len(args) > 0 {
-			return usagef("watch takes no arguments")
-		}
-		return watch(ctx, o, stdout)
+		full, args = cmd+" "+args[0], args[1:]
+	case "status", "watch", "demo", "version":
+	default:
+		return usagef("unknown command %q", cmd)
 	}
-	// partitions
-	if len(args) == 0 {
-		return usagef("partitions needs list, add or remove")
+	if err := checkFlags(full, o); err != nil {
+		return err
 	}
-	switch sub := args[0]; sub {
-	case "list":
-		if len(args) > 1 {
-			return usagef("partitions list takes no arguments")
+	var change map[string][]int32
+	switch full {
+	case "partitions add", "partitions remove":
+		if len(args) == 0 {
+			return usagef("%s needs topic:ids arguments, e.g. events:0-63 audit:0,5", full)
 		}
-		return withConn(ctx, o, func(c *client) error { return listPartitions(c, o, stdout) })
-	case "add", "remove":
-		change, err := parseTopicIDs(args[1:])
-		if err != nil {
+		var err error
+		if change, err = parseTopicIDs(args); err != nil {
 			return err
 		}
-		return withConn(ctx, o, func(c *client) error { return changePartitions(c, sub == "remove", change, o, stdout) })
+	case "groups delete":
+		if len(args) != 1 {
+			return usagef("groups delete takes one group")
+		}
+		o.group = args[0]
 	default:
-		return usagef("unknown partitions command %q; want list, add or remove", sub)
-	}
-}
-
-// client is a connection to ZooKeeper and the group's paths.
-type client struct {
-	conn  *zk.Conn
-	paths zkpath.Group
-}
-
-// withConn connects, runs f, and closes. The whole of it is bounded by
-// -timeout.
-func withConn(ctx context.Context, o options, f func(*client) error) error {
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
-	c, err := connect(ctx, o)
-	if err != nil {
-		return err
-	}
-	defer c.conn.Close()
-	done := make(chan error, 1)
-	go func() { done <- f(c) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		c.conn.Close() // fails the requests in flight, so f returns
-		<-done         //nolint:errcheck // its error is the closing's, not ZooKeeper's answer
-		return fmt.Errorf("no answer from ZooKeeper within %v: %w", o.timeout, ctx.Err())
-	}
-}
-
-// connect opens a session, waiting until ctx ends, and adds the
-// credentials.
-func connect(ctx context.Context, o options) (*client, error) {
-	addrs, chroot, err := zkservers.Parse([]string{o.servers})
-	if err != nil {
-		return nil, usagef("-servers: %v", err)
-	}
-	if err := zkpath.ValidateRoot(o.root); err != nil {
-		return nil, usagef("-root %q: %v", o.root, err)
-	}
-	if err := rebalance.ValidateName(o.group); err != nil {
-		return nil, usagef("-group %q: %v", o.group, err)
-	}
-	var scheme, cred string
-	if o.auth != "" {
-		var ok bool
-		scheme, cred, ok = strings.Cut(o.auth, ":")
-		if !ok || scheme == "" || cred == "" {
-			return nil, usagef("-auth %q: want scheme:credentials, e.g. digest:user:secret", o.auth)
+		if len(args) > 0 {
+			return usagef("%s takes no arguments", full)
 		}
 	}
-	conn, events, err := zk.Connect(addrs, 10*time.Second, zk.WithLogger(quiet{}), zk.WithLogInfo(false))
-	if err != nil {
-		return nil, err
+	if o.group == "" && slices.Contains(flagsOf["group"], full) {
+		return usagef("%s needs -group", full)
 	}
-	// The client drops events nobody reads; only the first session matters.
-	up := make(chan struct{})
-	go func() {
-		once := false
-		for ev := range events {
-			if ev.State == zk.StateHasSession && !once {
-				close(up)
-				once = true
-			}
-		}
-	}()
-	select {
-	case <-up:
-	case <-ctx.Done():
-		conn.Close()
-		return nil, fmt.Errorf("no session with ZooKeeper at %s: %w", strings.Join(addrs, ","), ctx.Err())
+	switch full {
+	case "demo":
+		return demo(ctx, o, stdout)
+	case "version":
+		return version(o, stdout)
+	case "groups list":
+		return withConn(ctx, o, func(c *client) error { return listGroups(c, o, stdout) })
+	case "groups delete":
+		return withConn(ctx, o, func(c *client) error { return deleteGroup(c, stdout) })
+	case "status":
+		return withConn(ctx, o, func(c *client) error { return status(c, o, stdout) })
+	case "watch":
+		return watch(ctx, o, stdout)
+	case "partitions list":
+		return withConn(ctx, o, func(c *client) error { return listPartitions(c, o, stdout) })
+	default: // partitions add, remove
+		remove := full == "partitions remove"
+		return withConn(ctx, o, func(c *client) error { return changePartitions(c, remove, change, o, stdout, stderr) })
 	}
-	if scheme != "" {
-		if err := conn.AddAuth(scheme, []byte(cred)); err != nil {
-			conn.Close()
-			return nil, fmt.Errorf("-auth: %w", err)
-		}
-	}
-	return &client{conn: conn, paths: zkpath.Group{Root: chroot + o.root, Group: o.group}}, nil
 }
 
-// quiet discards the ZooKeeper client's logs: the commands report errors
-// themselves.
-type quiet struct{}
-
-func (quiet) Printf(string, ...any) {}
-
-// errNoGroup is returned for a group with no node in ZooKeeper.
-var errNoGroup = errors.New("no such group")
-
-// checkGroup returns an error wrapping errNoGroup if the group has no
-// node.
-func (c *client) checkGroup() error {
-	ok, _, err := c.conn.Exists(c.paths.Dir())
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("%w: %s", errNoGroup, c.paths.Dir())
-	}
-	return nil
+// subcommands are those of the commands that have them.
+var subcommands = map[string][]string{
+	"partitions": {"list", "add", "remove"},
+	"groups":     {"list", "delete"},
 }

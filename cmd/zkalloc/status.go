@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +38,9 @@ type handoffStatus struct {
 	Partition string `json:"partition"`
 	From      string `json:"from,omitempty"` // the member holding the claim; "" if none
 	To        string `json:"to"`             // the member the strategy gives it to
+	// Age is how long the group has been on its current members and set
+	// (see groupStatus.Changed); "" if unknown.
+	Age string `json:"age,omitempty"`
 	// Held is, when no claim stands, the member whose hold record still
 	// keeps the partition (see groupStatus.RecordOnly).
 	Held string `json:"held,omitempty"`
@@ -72,6 +74,13 @@ type groupStatus struct {
 	RecordOnly []holdStatus `json:"record_only,omitempty"`
 	EndedHolds []holdStatus `json:"ended_holds,omitempty"`
 	BadHolds   []holdStatus `json:"bad_holds,omitempty"`
+	// Changed is when the group's members or set last changed, as far as
+	// ZooKeeper dates it (RFC 3339; see datedChange); "" if unknown.
+	Changed string `json:"changed,omitempty"`
+	// Problems are what status -check found, one a line; only with -check.
+	Problems []string `json:"problems,omitempty"`
+
+	changed time.Time // Changed; zero if unknown
 }
 
 // builtins are the strategies status can run to tell hand-offs in
@@ -124,6 +133,7 @@ func readStatus(c *client) (*groupStatus, error) {
 	})
 	now := time.Now()
 	strategies := map[string]bool{}
+	var dates datedChange
 	for i, name := range names {
 		r := reads[i]
 		if errors.Is(r.err, zk.ErrNoNode) {
@@ -143,6 +153,7 @@ func readStatus(c *client) (*groupStatus, error) {
 		strategies[m.Strategy] = true
 		created := time.UnixMilli(r.stat.Ctime)
 		m.Age = now.Sub(created).Round(time.Second).String()
+		dates.saw(r.stat.Czxid, r.stat.Ctime)
 		st.Members = append(st.Members, m)
 	}
 	if st.Members == nil {
@@ -181,6 +192,7 @@ func readStatus(c *client) (*groupStatus, error) {
 		if r.err != nil {
 			return nil, r.err
 		}
+		dates.claimed(r.stat.Czxid, r.stat.Ctime)
 		p, err := rebalance.Parse(name)
 		if err != nil {
 			st.Strays = append(st.Strays, name)
@@ -234,6 +246,15 @@ func readStatus(c *client) (*groupStatus, error) {
 			st.Seats = append(st.Seats, name)
 		}
 	}
+	if err := dates.read(c, st.Seats); err != nil {
+		return nil, err
+	}
+	st.changed = dates.when()
+	age := ""
+	if !st.changed.IsZero() {
+		st.Changed = st.changed.UTC().Format(time.RFC3339)
+		age = max(now.Sub(st.changed), 0).Round(time.Second).String()
+	}
 	if s, ok := builtins[st.Strategy]; ok && len(st.Members) > 0 {
 		memberNames := make([]string, 0, len(st.Members)+len(st.Seats))
 		for _, m := range st.Members {
@@ -253,7 +274,7 @@ func readStatus(c *client) (*groupStatus, error) {
 				}
 				for _, p := range target[m] {
 					if owner[p] != m {
-						st.Handoffs = append(st.Handoffs, handoffStatus{Partition: p.String(), From: owner[p], To: m, Held: heldBy[p]})
+						st.Handoffs = append(st.Handoffs, handoffStatus{Partition: p.String(), From: owner[p], To: m, Held: heldBy[p], Age: age})
 					}
 				}
 			}
@@ -272,25 +293,16 @@ func readStatus(c *client) (*groupStatus, error) {
 	return st, nil
 }
 
-// children lists a node's children, sorted; none if it does not exist.
-func children(conn *zk.Conn, path string) ([]string, error) {
-	names, _, err := conn.Children(path)
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil, nil
-	}
-	slices.Sort(names)
-	return names, err
-}
-
 func status(c *client, o options, w io.Writer) error {
 	st, err := readStatus(c)
 	if err != nil {
 		return err
 	}
+	if o.check {
+		return check(st, o, w)
+	}
 	if o.json {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		return encodeJSON(w, st, true)
 	}
 	return printStatus(st, w)
 }
@@ -348,7 +360,7 @@ func printStatus(st *groupStatus, w io.Writer) error {
 		fmt.Fprintf(tw, "(paused for the seats)\t%s\n", compact(parseAll(st.Paused)))
 	}
 	if len(st.Handoffs) > 0 {
-		fmt.Fprintln(tw, "\nHAND-OFF\tFROM\tTO")
+		fmt.Fprintln(tw, "\nHAND-OFF\tFROM\tTO\tAGE")
 		for _, h := range st.Handoffs {
 			from := h.From
 			switch {
@@ -357,8 +369,13 @@ func printStatus(st *groupStatus, w io.Writer) error {
 			case from == "":
 				from = "-"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", h.Partition, from, h.To)
+			age := h.Age
+			if age == "" {
+				age = "?"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.Partition, from, h.To, age)
 		}
+		fmt.Fprintln(tw, "(age: how long since the group's members or set last changed; ? if ZooKeeper does not date it)")
 	}
 	if !st.HandoffsKnown {
 		fmt.Fprintln(tw, "\n(hand-offs unknown: the members run no common built-in strategy)")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -320,7 +319,7 @@ func coalesce(lines []change) []change {
 func (wt *watcher) emit(c change) {
 	c.Time = time.Now().UTC().Format(time.RFC3339Nano)
 	if wt.json {
-		_ = json.NewEncoder(wt.out).Encode(c) // as fmt.Fprint to the terminal: nothing to do on failure
+		_ = encodeJSON(wt.out, c, false) // as fmt.Fprint to the terminal: nothing to do on failure
 		return
 	}
 	var b strings.Builder

@@ -178,6 +178,9 @@ func TestStatusUnreachableExits1(t *testing.T) {
 	if !strings.Contains(errOut, "no session") || !strings.Contains(errOut, addr) {
 		t.Errorf("stderr %q does not say it could not reach %s", errOut, addr)
 	}
+	if !strings.Contains(errOut, "dial tcp "+addr+": connect: connection refused") {
+		t.Errorf("stderr %q lacks the dial error", errOut)
+	}
 	if took > 5*time.Second {
 		t.Errorf("took %v with -timeout 500ms", took)
 	}
@@ -216,11 +219,11 @@ func TestPartitionsRoundTrip(t *testing.T) {
 	base := []string{"-servers", srv.Addr() + "/chroot", "-group", "parts", "-json"}
 	// No such group yet: list and status fail with 1.
 	for _, cmd := range [][]string{{"partitions", "list"}, {"status"}} {
-		if code, _, errOut := cli(t, context.Background(), append(base, cmd...)...); code != exitError || !strings.Contains(errOut, "no such group") {
-			t.Errorf("%v on a missing group: exit %d, stderr %q; want 1, no such group", cmd, code, errOut)
+		if code, _, errOut := cli(t, context.Background(), append(base, cmd...)...); code != exitError || !strings.Contains(errOut, `no group "parts" under /chroot/zkalloc (no groups)`) {
+			t.Errorf("%v on a missing group: exit %d, stderr %q; want 1, no group", cmd, code, errOut)
 		}
 	}
-	code, _, errOut := cli(t, context.Background(), append(base, "partitions", "add", "events:0-7,10", "audit:3", "events:20")...)
+	code, _, errOut := cli(t, context.Background(), append(base, "partitions", "add", "-create", "events:0-7,10", "audit:3", "events:20")...)
 	if code != 0 {
 		t.Fatalf("add: exit %d: %s", code, errOut)
 	}
@@ -282,7 +285,7 @@ func (s *syncBuffer) String() string {
 func TestWatchPrintsChanges(t *testing.T) {
 	srv := zktest.Standalone(t, zktest.Options{})
 	base := []string{"-servers", srv.Addr(), "-group", "watched"}
-	if code, _, errOut := cli(t, context.Background(), append(base, "partitions", "add", "events:0-3")...); code != 0 {
+	if code, _, errOut := cli(t, context.Background(), append(base, "partitions", "add", "-create", "events:0-3")...); code != 0 {
 		t.Fatalf("add: exit %d: %s", code, errOut)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
