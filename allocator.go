@@ -263,7 +263,11 @@ func (a *Allocator) watchSession(ctx context.Context) error {
 // slow reader receives the newest snapshot (whose Added and Revoked cover
 // everything since the last one it received), never a stale one, and
 // never holds up the allocator. The channel is closed when the allocator
-// has stopped, after Close or on a fatal error (which Close returns).
+// has stopped, after Shutdown or Close or on a fatal error (which Close
+// returns). The last Update revokes everything, unless the allocator
+// stopped before the consumer took it (Shutdown's ctx ended, or the
+// session had ended on the server): when the channel closes, stop
+// whatever still runs.
 func (a *Allocator) Updates() <-chan Update { return a.reb.Updates() }
 
 // Current returns the newest computed snapshot, received from Updates or
@@ -329,7 +333,9 @@ func (a *Allocator) translate(err error) error {
 // If ctx ends before the ack, Shutdown stops waiting: it closes the
 // session at once, so the partitions go to the other members while the
 // consumer may still work on them (logged as an error), and returns an
-// error wrapping ctx's error. With a ctx that has already ended it
+// error wrapping ctx's error; Updates may then close before the consumer
+// has received the final Update, so a consumer stops whatever it still
+// runs when Updates closes. With a ctx that has already ended it
 // returns as soon as the allocator has stopped, having waited for no
 // ack. However long ctx is, the wait ends as a hand-off's does, so that
 // a consumer that never acks cannot stall the group: ReleaseTimeout

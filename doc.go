@@ -27,7 +27,7 @@
 //		u.Ack()         // lets the next owners take them
 //		start(u.Added)
 //	}
-//	// Updates is closed: after Shutdown, or on a fatal error.
+//	stopAll() // Updates is closed: after Shutdown, or on a fatal error
 //	if err := alloc.Close(); err != nil { // Shutdown's result, or the fatal error
 //		log.Printf("zkalloc: %v", err)
 //	}

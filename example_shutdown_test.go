@@ -84,9 +84,13 @@ func ExampleAllocator_Shutdown() {
 		}
 	}
 	// Updates is closed once the allocator has stopped, after Shutdown or
-	// on a fatal error; either way the final Update revoked everything, so
-	// nothing runs any more. Close returns Shutdown's result (nil if the
-	// consumer acked in time) or the fatal error.
+	// on a fatal error. The final Update revoked everything, unless
+	// Shutdown's ctx ended before the loop took it: stop whatever still
+	// runs. Close returns Shutdown's result (nil if the consumer acked in
+	// time) or the fatal error.
+	for _, w := range running {
+		w.stop()
+	}
 	if err := alloc.Close(); err != nil {
 		log.Printf("zkalloc: %v", err)
 	}
