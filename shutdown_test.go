@@ -131,7 +131,10 @@ func TestShutdownExpiredContextReleasesAtOnce(t *testing.T) {
 		t.Errorf("Shutdown(expired ctx) took %v", took)
 	}
 	select {
-	case <-a.done:
+	case u, ok := <-a.alloc.Updates():
+		if ok {
+			t.Errorf("Updates delivered %+v after Shutdown returned", u)
+		}
 	default:
 		t.Error("Updates not closed when Shutdown returned")
 	}
@@ -201,7 +204,7 @@ func TestCloseWaitsReleaseTimeoutAtMost(t *testing.T) {
 	srv := server(t)
 	c := newCluster(t, []string{srv.Addr()})
 	cfg := c.config("a", map[string][]int32{"t": ids(2)})
-	const rt = 2 * time.Second
+	const rt = 3 * time.Second
 	cfg.ReleaseTimeout = rt
 	a := c.startStubborn(cfg, false)
 	began := time.Now()
