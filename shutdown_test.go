@@ -195,10 +195,11 @@ func TestShutdownWithoutAckReturnsAtDeadline(t *testing.T) {
 	}
 }
 
-// Close is Shutdown bounded by ReleaseTimeout from its call: with a
-// consumer that never acks, it returns an error wrapping
-// context.DeadlineExceeded after ReleaseTimeout, where it used to wait
-// up to twice that and return nil.
+// Close is Shutdown bounded by ReleaseTimeout from its call. Here the
+// consumer has stopped reading Updates (the issue's "defer Close after
+// the loop exited"): Close returns an error wrapping
+// context.DeadlineExceeded after ReleaseTimeout. Before, it waited twice
+// ReleaseTimeout for the undelivered final Update, and returned nil.
 func TestCloseWaitsReleaseTimeoutAtMost(t *testing.T) {
 	t.Parallel()
 	srv := server(t)
@@ -206,17 +207,32 @@ func TestCloseWaitsReleaseTimeoutAtMost(t *testing.T) {
 	cfg := c.config("a", map[string][]int32{"t": ids(2)})
 	const rt = 3 * time.Second
 	cfg.ReleaseTimeout = rt
-	a := c.startStubborn(cfg, false)
+	alloc, err := zkalloc.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := alloc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { alloc.Close() })
+	for u := range alloc.Updates() { // read until it has both, then stop reading
+		u.Ack()
+		if len(u.Assigned) == 2 {
+			break
+		}
+	}
 	began := time.Now()
-	err := a.alloc.Close()
+	err = alloc.Close()
 	took := time.Since(began)
 	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Close with a consumer that never acks = %v, want it to wrap context.DeadlineExceeded", err)
+		t.Fatalf("Close with a consumer that stopped reading = %v, want it to wrap context.DeadlineExceeded", err)
 	}
 	if took < rt || took >= 2*rt {
 		t.Errorf("Close returned after %v, want ReleaseTimeout (%v), well before twice that", took, rt)
 	}
-	if err2 := a.alloc.Close(); err2 != err {
+	if err2 := alloc.Close(); err2 != err {
 		t.Errorf("second Close = %v, want the same %v", err2, err)
 	}
 }
