@@ -46,8 +46,9 @@ var (
 )
 
 // Allocator is one member of a consumer group. Create it with [New], call
-// [Allocator.Start], consume [Allocator.Updates], and [Allocator.Close] it
-// when done. All methods are safe for concurrent use.
+// [Allocator.Start], consume [Allocator.Updates], and end it with
+// [Allocator.Shutdown] or [Allocator.Close]. All methods are safe for
+// concurrent use.
 type Allocator struct {
 	cfg Config
 
@@ -70,6 +71,9 @@ type Allocator struct {
 	stopSession context.CancelFunc // stops it; set by run before the actors start
 	sessErr     error              // its error; read after sessExited
 	err         error              // why the actors stopped; read after done
+	result      error              // what Shutdown and Close return; read after done
+
+	giveUpErr error // why the first shutdown to give up did; guarded by mu
 }
 
 // nameWaiter is a members actor that says whose session holds the
@@ -190,7 +194,7 @@ func (a *Allocator) Start(ctx context.Context) error {
 		// ends the waits.
 		up, last := a.sess.Failure()
 		waiting := a.waiting()
-		_ = a.Close() // Start's error says why; Close's is ctx's too
+		_ = a.shutdown(ctx, "start") // at once: Start's error says why
 		if up {
 			return fmt.Errorf("zkalloc: start: no first assignment after %v: %w: %w", time.Since(began).Round(10*time.Millisecond), waiting, ctx.Err())
 		}
@@ -260,7 +264,33 @@ func (a *Allocator) run(ctx context.Context) {
 	default: // Start returns err itself
 	}
 	a.err = err
+	a.result = a.outcome()
 	close(a.done)
+}
+
+// outcome returns what Shutdown and Close return, once the actors have
+// stopped: the error that stopped them, if one did, and why the drain
+// ended without the consumer's ack, if it did after a shutdown gave up
+// or (if nothing else stopped the allocator) after its own bound.
+func (a *Allocator) outcome() error {
+	var drain error
+	switch a.reb.DrainEnd() {
+	case decision.DrainGaveUp:
+		a.mu.Lock()
+		drain = a.giveUpErr
+		a.mu.Unlock()
+	case decision.DrainTimedOut:
+		if a.err == nil {
+			drain = fmt.Errorf("zkalloc: shutdown: consumer did not ack the final Update within ReleaseTimeout (%v) of receiving it: %w", a.cfg.ReleaseTimeout, context.DeadlineExceeded)
+		}
+	}
+	switch {
+	case drain == nil:
+		return a.err
+	case a.err == nil:
+		return drain
+	}
+	return fmt.Errorf("%w; and %w", a.err, drain)
 }
 
 // watchSession stands for the session in the group: it returns the
@@ -278,7 +308,11 @@ func (a *Allocator) watchSession(ctx context.Context) error {
 // slow reader receives the newest snapshot (whose Added and Revoked cover
 // everything since the last one it received), never a stale one, and
 // never holds up the allocator. The channel is closed when the allocator
-// has stopped, after Close or on a fatal error (which Close returns).
+// has stopped, after Shutdown or Close or on a fatal error (which Close
+// returns). The last Update revokes everything, unless the allocator
+// stopped before the consumer took it (Shutdown's ctx ended, or the
+// session had ended on the server): when the channel closes, stop
+// whatever still runs.
 func (a *Allocator) Updates() <-chan Update { return a.reb.Updates() }
 
 // Current returns the newest computed snapshot, received from Updates or
@@ -328,40 +362,88 @@ func (a *Allocator) translate(err error) error {
 	return err
 }
 
-// Close hands this member's partitions over and leaves the group. It
-// publishes a final Update that revokes every partition (Current shows
-// nothing assigned from then on) and waits until the consumer has acked
-// it, for at most ReleaseTimeout after the consumer receives it (twice
-// ReleaseTimeout after Close if it never does), keeping the claims
-// meanwhile so that no other member starts a partition this consumer is
-// still stopping. Then it closes the ZooKeeper session (the server
-// deletes this member's nodes at once, so the others take over without
-// waiting for a timeout), and returns when every goroutine of the
-// allocator has exited and Updates is closed. So call Close while the
-// consumer still reads Updates, from another goroutine, and let the
-// consumer stop its partitions and Ack the final Update as it does any
-// other; a consumer that has stopped reading costs Close twice
-// ReleaseTimeout. A fatal error ends the same way, and so does a Close
-// after the session's lease ran out (the server may still hold the
-// session); only a session that ended on the server ends the wait at
-// once.
+// Shutdown hands this member's partitions over and leaves the group,
+// waiting for the consumer until ctx ends. It publishes a final Update
+// that revokes every partition ([RevokeShutdown]; Current shows nothing
+// assigned from then on) and waits until the consumer has acked it,
+// keeping the claims meanwhile so that no other member starts a
+// partition this consumer is still stopping. Then it closes the
+// ZooKeeper session (the server deletes this member's nodes at once, so
+// the others take over without waiting for a session timeout), and
+// returns when every goroutine of the allocator has exited and Updates
+// is closed. So call Shutdown while the consumer still reads Updates,
+// from another goroutine, and let the consumer stop its partitions and
+// Ack the final Update as it does any other.
 //
-// Close returns the error that stopped the allocator, if one did before
-// Close. Calling it again returns the same.
+// If ctx ends before the ack, Shutdown stops waiting: it closes the
+// session at once, so the partitions go to the other members while the
+// consumer may still work on them (logged as an error), and returns an
+// error wrapping ctx's error; Updates may then close before the consumer
+// has received the final Update, so a consumer stops whatever it still
+// runs when Updates closes. With a ctx that has already ended it
+// returns as soon as the allocator has stopped, having waited for no
+// ack. However long ctx is, the wait ends as a hand-off's does, so that
+// a consumer that never acks cannot stall the group: ReleaseTimeout
+// after the consumer received the final Update, twice ReleaseTimeout
+// after Shutdown if it never does; the error then wraps
+// [context.DeadlineExceeded]. Nor does it wait once the session has
+// ended on the server (the claims are gone with it). A fatal error ends
+// the same way, waiting as long.
+//
+// Shutdown returns nil if the consumer acked (or had no partitions), and
+// otherwise the error that stopped the allocator, if one did, and why
+// the wait ended without the ack; both if both. Calling Shutdown or
+// Close again returns the same; each call returns once the allocator has
+// stopped, and the first ctx to end stops the wait for all. Shutdown
+// before Start leaves the allocator closed: Start then returns
+// [ErrClosed].
+func (a *Allocator) Shutdown(ctx context.Context) error {
+	return a.shutdown(ctx, "shutdown")
+}
+
+// Close is [Allocator.Shutdown] with a ctx that ends ReleaseTimeout
+// after the call: it waits at most that long for the consumer's ack of
+// the final Update, then closes the session and returns once the
+// allocator has stopped. It returns nil if the consumer acked, and
+// otherwise the error that stopped the allocator, or one wrapping
+// [context.DeadlineExceeded] if the consumer did not ack in time (its
+// partitions have gone to other members). Calling Close or Shutdown
+// again returns the same.
 func (a *Allocator) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.ReleaseTimeout)
+	defer cancel()
+	return a.shutdown(ctx, "close")
+}
+
+// shutdown is Shutdown for the method named by verb.
+func (a *Allocator) shutdown(ctx context.Context, verb string) error {
 	a.mu.Lock()
 	if !a.started {
 		// Run the actors on a cancelled context: each returns at once and
 		// closes its outputs, so Updates is closed like after a Start.
 		a.started = true
-		ctx, cancel := context.WithCancel(context.Background())
+		runCtx, cancel := context.WithCancel(context.Background())
 		cancel()
 		a.cancel = cancel
-		go a.run(ctx)
+		go a.run(runCtx)
 	}
 	a.closed = true
 	a.cancel()
 	a.mu.Unlock()
-	<-a.done
-	return a.err
+	select {
+	case <-a.done:
+	case <-ctx.Done():
+		a.mu.Lock()
+		if a.giveUpErr == nil {
+			what := "stopped waiting for the consumer's ack of the final Update"
+			if verb == "close" {
+				what = fmt.Sprintf("consumer did not ack the final Update within ReleaseTimeout (%v)", a.cfg.ReleaseTimeout)
+			}
+			a.giveUpErr = fmt.Errorf("zkalloc: %s: %s: %w", verb, what, ctx.Err())
+		}
+		a.mu.Unlock()
+		a.reb.GiveUp()
+		<-a.done
+	}
+	return a.result
 }

@@ -20,7 +20,17 @@ import (
 const (
 	DefaultRoot           = "/zkalloc"
 	DefaultSessionTimeout = 10 * time.Second
-	DefaultReleaseTimeout = 30 * time.Second
+	// DefaultReleaseTimeout is 8 s, below the shortest common grace
+	// period between an orchestrator's SIGTERM and its SIGKILL (Docker's
+	// stop: 10 s; Kubernetes and ECS: 30 s; systemd: 90 s): a Close
+	// called on SIGTERM waits at most ReleaseTimeout for the consumer's
+	// ack, then closes the session, and so leaves cleanly, its claims
+	// deleted by the server, before the process is killed, even under
+	// Docker's default. (At 30 s, the old default, Kubernetes killed the
+	// pod just as Close gave up, and the others waited a session timeout
+	// more for its claims.) A consumer that needs longer to stop its
+	// partitions should raise both ReleaseTimeout and the grace period.
+	DefaultReleaseTimeout = 8 * time.Second
 )
 
 // ErrInvalidConfig is wrapped by the errors of [New]; the message names
@@ -97,7 +107,12 @@ type Config struct {
 	// consumer has not received is handed on twice ReleaseTimeout after
 	// it was published, so a consumer that stops reading cannot stall
 	// the group: a revoked partition is kept at most three times
-	// ReleaseTimeout. Close's final Update is bounded the same way.
+	// ReleaseTimeout. [Allocator.Close] waits at most ReleaseTimeout
+	// from its call for the ack of its final Update; [Allocator.Shutdown]
+	// as long as its context allows, within the same bounds as a
+	// hand-off. Keep it below the grace period the process gets between
+	// SIGTERM and SIGKILL (see [DefaultReleaseTimeout]), so that Close
+	// returns, the session closed, before the kill.
 	ReleaseTimeout time.Duration
 	// DisconnectGrace keeps the assigned partitions for up to this long
 	// after the connection to ZooKeeper is lost, so that a short network

@@ -16,16 +16,30 @@
 //	})
 //	if err != nil { ... }
 //	if err := alloc.Start(ctx); err != nil { ... }
-//	go func() { <-shutdown; alloc.Close() }() // the loop takes the final Update
+//	go func() {
+//		<-sigterm
+//		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+//		defer cancel()
+//		alloc.Shutdown(ctx) // the loop below takes the final Update
+//	}()
 //	for u := range alloc.Updates() {
 //		stop(u.Revoked) // and wait until they have stopped
 //		u.Ack()         // lets the next owners take them
 //		start(u.Added)
 //	}
+//	stopAll() // Updates is closed: after Shutdown, or on a fatal error
+//	if err := alloc.Close(); err != nil { // Shutdown's result, or the fatal error
+//		log.Printf("zkalloc: %v", err)
+//	}
 //
-// [Allocator.Close] hands over: it publishes a final Update revoking
-// everything and waits for its Ack before leaving, so call it while the
-// consumer still reads Updates.
+// [Allocator.Shutdown] hands over: it publishes a final Update revoking
+// everything ([RevokeShutdown]) and waits for its Ack before leaving, so
+// call it while the consumer still reads Updates; when its ctx ends it
+// stops waiting and leaves at once. [Allocator.Close] is Shutdown bounded
+// by Config.ReleaseTimeout, and a second call returns the first's
+// result. [Update].Cause says why Revoked was revoked: a hand-off or a
+// shutdown keeps the others off the partitions until the Ack; a lost
+// session ([RevokeLost]) may not.
 //
 // Users import this package, and package rebalance to choose or write a
 // [rebalance.Strategy] (a [Partition] is rebalance's). Packages session,

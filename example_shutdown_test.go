@@ -12,21 +12,27 @@ import (
 	"github.com/zkalloc/zkalloc"
 )
 
-// Shutting down without losing or doubling work: Close is called from
-// another goroutine while the loop still reads Updates. Close publishes a
-// final Update that revokes everything; the loop stops those workers,
-// waits until every one has stopped (and committed its offsets), and only
-// then acks, which lets the other members take the partitions. Close
-// returns once the ack is in and the session is closed. The example needs
-// a ZooKeeper server, so it is compiled but not run by go test.
+// Shutting down without losing or doubling work, within the time the
+// orchestrator gives between SIGTERM and SIGKILL: Shutdown is called from
+// another goroutine while the loop still reads Updates. It publishes a
+// final Update that revokes everything (Cause RevokeShutdown); the loop
+// stops those workers, waits until every one has stopped (and committed
+// its offsets), and only then acks, which lets the other members take the
+// partitions. Shutdown returns once the ack is in and the session is
+// closed, or, if its ctx ends first, closes the session then (the
+// partitions move while the workers may still run) and returns ctx's
+// error. Close after the loop returns the same result, or the error that
+// stopped the allocator. The example needs a ZooKeeper server, so it is
+// compiled but not run by go test.
 //
 // Mistakes this avoids: acking before the workers have stopped (two
 // consumers run a partition at once); stopping reading Updates before
-// Close returns (Close then waits twice ReleaseTimeout for an ack
-// that never comes); and stopping the workers one after the other when
-// each takes a while (stop them together, and keep the total well under
-// ReleaseTimeout, after which the partitions move anyway).
-func ExampleAllocator_Close() {
+// Shutdown returns (it then waits until its ctx ends for an ack that
+// never comes); a ctx longer than the grace period (the process is
+// killed before the session is closed, and the others wait a session
+// timeout for its claims); and stopping the workers one after the other
+// when each takes a while (stop them together).
+func ExampleAllocator_Shutdown() {
 	alloc, err := zkalloc.New(zkalloc.Config{
 		Servers:    []string{"127.0.0.1:2181"},
 		Group:      "billing",
@@ -46,11 +52,21 @@ func ExampleAllocator_Close() {
 	defer stopSig()
 	go func() {
 		<-sig.Done()
-		alloc.Close() // the loop below takes the final Update
+		// Docker kills 10 s after SIGTERM by default, Kubernetes 30 s:
+		// leave time for the rest of the process's shutdown.
+		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+		defer cancel()
+		_ = alloc.Shutdown(ctx) // the loop below takes the final Update; Close returns the same error
 	}()
 
 	running := map[zkalloc.Partition]*worker{}
 	for u := range alloc.Updates() {
+		if u.Cause == zkalloc.RevokeLost {
+			// The session was lost: another member may own these already.
+			// Stop at once; a sink that checks fencing tokens refuses
+			// what is late.
+			log.Printf("lost %v", u.Revoked)
+		}
 		var wg sync.WaitGroup
 		for _, p := range u.Revoked {
 			w := running[p]
@@ -67,11 +83,15 @@ func ExampleAllocator_Close() {
 			running[p] = start(p)
 		}
 	}
-	// Updates is closed once the allocator has stopped, after Close or on
-	// a fatal error; either way the final Update revoked everything, so
-	// nothing runs any more. Close returns the fatal error, if any (a
-	// second Close returns the same).
+	// Updates is closed once the allocator has stopped, after Shutdown or
+	// on a fatal error. The final Update revoked everything, unless
+	// Shutdown's ctx ended before the loop took it: stop whatever still
+	// runs. Close returns Shutdown's result (nil if the consumer acked in
+	// time) or the fatal error.
+	for _, w := range running {
+		w.stop()
+	}
 	if err := alloc.Close(); err != nil {
-		log.Fatal(err)
+		log.Printf("zkalloc: %v", err)
 	}
 }

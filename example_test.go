@@ -38,10 +38,10 @@ func Example() {
 	}
 
 	// Shut down from another goroutine: Close publishes a final Update
-	// revoking everything and waits (at most ReleaseTimeout once the loop
-	// has received it) for the loop below to stop those partitions and
-	// Ack it, so that no other member starts one before this one has
-	// stopped it.
+	// revoking everything and waits (at most ReleaseTimeout) for the loop
+	// below to stop those partitions and Ack it, so that no other member
+	// starts one before this one has stopped it. (Shutdown takes a ctx
+	// instead: see its example.)
 	sig, stopSig := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stopSig()
 	go func() {
@@ -62,7 +62,7 @@ func Example() {
 		log.Printf("generation %d: %d members, %d partitions here (%s)",
 			u.Generation, len(u.Members), len(u.Assigned), u.Reason)
 	}
-	if err := alloc.Close(); err != nil { // what stopped it, if not Close
+	if err := alloc.Close(); err != nil { // what stopped it, or an ack that came too late
 		log.Fatal(err)
 	}
 }

@@ -223,6 +223,9 @@ func TestStats(t *testing.T) {
 		if s.Members != 2 || s.Assigned != len(u.Assigned) || s.HandoffsStarted != moved || s.HandoffsDone != moved || s.ReleaseTimeouts != 0 {
 			return fmt.Sprintf("after b joined: %+v, want 2 members, %d assigned, %d hand-offs started and done", s, len(u.Assigned), moved)
 		}
+		if s.RevokedHandoff != moved || s.RevokedLost != 0 || s.RevokedShutdown != 0 {
+			return fmt.Sprintf("after b joined: %+v, want %d revoked for a hand-off, none otherwise", s, moved)
+		}
 		if got := sums.get(zkalloc.EventHandoffDone); got != moved {
 			return fmt.Sprintf("Metrics counted %d hand-offs done, want %d", got, moved)
 		}
@@ -242,9 +245,11 @@ func TestStats(t *testing.T) {
 		}
 		return ""
 	})
-	if s := a.alloc.Stats(); s.SessionID != sid {
-		t.Errorf("session %#x after a reset, want %#x resumed", s.SessionID, sid)
+	if s := a.alloc.Stats(); s.SessionID != sid || s.SessionsLost != 0 || s.RevokedLost == 0 {
+		t.Errorf("after a reset: %+v, want session %#x resumed, none lost, and the partitions revoked as lost (no DisconnectGrace)", s, sid)
 	}
+	c.waitConverged(want)
+	held := uint64(len(a.alloc.Current().Assigned))
 
 	// After Close, Metrics has been told every count.
 	c.stop(a)
@@ -259,13 +264,17 @@ func TestStats(t *testing.T) {
 		{zkalloc.EventHandoffDone, final.HandoffsDone},
 		{zkalloc.EventReleaseTimeout, final.ReleaseTimeouts},
 		{zkalloc.EventStrategyError, final.StrategyErrors},
+		{zkalloc.EventSessionLost, final.SessionsLost},
+		{zkalloc.EventRevokedHandoff, final.RevokedHandoff},
+		{zkalloc.EventRevokedShutdown, final.RevokedShutdown},
+		{zkalloc.EventRevokedLost, final.RevokedLost},
 	} {
 		if got := sums.get(k.kind); got != k.n {
 			t.Errorf("Metrics counted %d %v, Stats %d", got, k.kind, k.n)
 		}
 	}
-	if final.Assigned != 0 {
-		t.Errorf("Stats after Close: %+v, want nothing assigned", final)
+	if final.Assigned != 0 || final.RevokedShutdown != held {
+		t.Errorf("Stats after Close: %+v, want nothing assigned, and the %d partitions it held revoked for the shutdown", final, held)
 	}
 	if h := final.ComputeTimes; h.Count != final.Computes || h.Sum < final.LastCompute || h.Buckets[len(h.Buckets)-1] > h.Count {
 		t.Errorf("ComputeTimes %+v, want one count for each of %d computes, summing at least the last (%v)", h, final.Computes, final.LastCompute)
@@ -276,6 +285,12 @@ func TestEventKindString(t *testing.T) {
 	t.Parallel()
 	if got := zkalloc.EventHandoffStarted.String(); got != "handoff_started" {
 		t.Errorf("EventHandoffStarted.String() = %q", got)
+	}
+	if got := zkalloc.EventRevokedLost.String(); got != "revoked_lost" {
+		t.Errorf("EventRevokedLost.String() = %q", got)
+	}
+	if got := zkalloc.EventSessionLost.String(); got != "session_lost" {
+		t.Errorf("EventSessionLost.String() = %q", got)
 	}
 	if got := zkalloc.EventKind(99).String(); got != "unknown" {
 		t.Errorf("EventKind(99).String() = %q", got)

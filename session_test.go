@@ -115,6 +115,9 @@ func TestCutOffMemberIsReplacedAndRejoins(t *testing.T) {
 	if u, _ := cut.snapshot(); len(u.Assigned) == 0 {
 		t.Errorf("rejoined member got nothing: %+v", u)
 	}
+	if s := cut.alloc.Stats(); s.SessionsLost != 1 || s.RevokedLost == 0 {
+		t.Errorf("rejoined member's Stats %+v, want one session lost and its partitions revoked as lost", s)
+	}
 }
 
 func TestServerRestart(t *testing.T) {

@@ -62,6 +62,10 @@ type shell struct {
 	recvAny   bool          // it has received one
 	recvAcked bool          // it was acked
 
+	giveUp     chan struct{} // closed by GiveUp
+	giveUpOnce sync.Once
+	drainEnd   decision.DrainEnd // how the drain ended; written by Run before it returns
+
 	// The stats snapshot, stored when it changes; statsChanged then gets
 	// a token (it never blocks the loop).
 	stats        atomic.Pointer[Stats]
@@ -95,6 +99,8 @@ func newShell(cfg shellConfig) *shell {
 		out:   actor.NewOutbox[Update](),
 		ready: make(chan struct{}),
 		acks:  acks,
+
+		giveUp: make(chan struct{}),
 
 		statsChanged: make(chan struct{}, 1),
 	}
@@ -194,12 +200,21 @@ func (s *shell) Waiting() error {
 	return errors.New("waiting for the first assignment and its claims")
 }
 
-// Run publishes updates until ctx is cancelled. Then it drains: it
-// publishes an Update revoking everything and returns once the consumer
-// has acked it, the drain's bound has passed, or the session has ended on
-// the server (not merely its lease here: see [decision.Core.Drained]), so
-// that the claims, which go with the session, are kept until the consumer
-// has stopped. It returns nil.
+// GiveUp tells Run to stop waiting for the consumer's ack of the final
+// Update (the shutdown's context ended): Run drains, if ctx has not ended
+// yet, and returns at once. It never blocks; calling it again does
+// nothing. Safe for concurrent use.
+func (s *shell) GiveUp() { s.giveUpOnce.Do(func() { close(s.giveUp) }) }
+
+// DrainEnd says how Run's drain ended; read it after Run has returned.
+func (s *shell) DrainEnd() decision.DrainEnd { return s.drainEnd }
+
+// Run publishes updates until ctx is cancelled or GiveUp is called. Then
+// it drains: it publishes an Update revoking everything and returns once
+// the consumer has acked it, the drain's bound has passed, GiveUp was
+// called, or the session has ended on the server (not merely its lease
+// here: see [decision.Core.DrainEnd]), so that the claims, which go with
+// the session, are kept until the consumer has stopped. It returns nil.
 //
 // The strategy runs in a goroutine of its own, one run at a time, so that
 // a slow or stuck strategy holds up neither revocations, acks nor Close.
@@ -212,7 +227,11 @@ func (s *shell) Run(ctx context.Context) error {
 	defer timer.Stop()
 	var wake time.Time // when timer is due; zero if stopped
 	members, parts := s.cfg.members, s.cfg.partitions
-	done := ctx.Done()
+	done, giveUp := ctx.Done(), s.giveUp
+	closing := func() {
+		done, members, parts = nil, nil, nil
+		s.core.Close("allocator closing: every partition revoked")
+	}
 	results := make(chan computed)
 	stop := make(chan struct{})
 	defer close(stop)
@@ -232,6 +251,7 @@ func (s *shell) Run(ctx context.Context) error {
 			running, queued = true, nil
 		}
 		if done == nil && s.core.Drained() {
+			s.drainEnd = s.core.DrainEnd()
 			return nil
 		}
 		if next := r.Wake; !next.Equal(wake) {
@@ -244,9 +264,15 @@ func (s *shell) Run(ctx context.Context) error {
 		}
 		select {
 		case <-done:
-			done, members, parts = nil, nil, nil
 			s.tick()
-			s.core.Close("allocator closing: every partition revoked")
+			closing()
+		case <-giveUp:
+			giveUp = nil
+			s.tick()
+			if done != nil {
+				closing()
+			}
+			s.core.GiveUp("the shutdown's context ended")
 		case c := <-results:
 			running = false
 			s.note(func(p *progress) { p.running, p.failed = time.Time{}, c.err })

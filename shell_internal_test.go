@@ -531,3 +531,32 @@ func TestShellStatsComputeTimes(t *testing.T) {
 		}
 	}
 }
+
+// GiveUp makes the shell drain without waiting for the ack: it publishes
+// the final Update (Current has it; Updates may close before offering
+// it), and returns on the spot, though the consumer never acks and the
+// fake clock never reaches ReleaseTimeout.
+func TestShellGiveUpEndsTheDrain(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true})
+	settled(t, h, []string{"a"}, 2).Ack()
+	h.a.GiveUp()
+	h.a.GiveUp() // again: nothing
+	for closed := false; !closed; {
+		select {
+		case u, ok := <-h.a.Updates():
+			closed = !ok
+			if ok && len(u.Assigned) != 0 {
+				t.Fatalf("after GiveUp: %+v", u)
+			}
+		case <-h.ctx.Done():
+			t.Fatal("Run did not return after GiveUp without the ack")
+		}
+	}
+	if u, _ := h.a.Current(); len(u.Assigned) != 0 || !slices.Equal(u.Revoked, actortest.Parts("t", 0, 1)) || u.Cause != RevokeShutdown {
+		t.Fatalf("Current after GiveUp: %+v, want everything revoked for a shutdown", u)
+	}
+	if got := h.a.DrainEnd(); got != decision.DrainGaveUp {
+		t.Errorf("DrainEnd %v, want gave up", got)
+	}
+}

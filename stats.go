@@ -50,6 +50,17 @@ type Stats struct {
 	// StrategyErrors counts strategy runs that failed (the previous
 	// assignment was kept).
 	StrategyErrors uint64
+	// SessionsLost counts this member's lost sessions: each time the
+	// session went "lost" (its lease ran out, it expired or was
+	// replaced), once per loss.
+	SessionsLost uint64
+	// RevokedHandoff, RevokedShutdown and RevokedLost count the
+	// partitions taken out of the assignment, by cause (see
+	// [RevokeCause]; each partition by its own, where an Update's Cause
+	// folds them).
+	RevokedHandoff  uint64
+	RevokedShutdown uint64
+	RevokedLost     uint64
 }
 
 // StateIdle is [Stats.SessionState] before [Allocator.Start]: no session
@@ -81,6 +92,10 @@ func statsOf(st session.State, cur Update, c decision.Counters, times Histogram,
 		HandoffsDone:    c.HandoffsDone,
 		ReleaseTimeouts: c.ReleaseTimeouts,
 		StrategyErrors:  c.StrategyErrors,
+		SessionsLost:    c.SessionsLost,
+		RevokedHandoff:  c.RevokedHandoff,
+		RevokedShutdown: c.RevokedShutdown,
+		RevokedLost:     c.RevokedLost,
 	}
 	if st.Reconnects > 0 {
 		s.Reconnects = st.Reconnects - 1 // the first connection is no reconnection
@@ -102,26 +117,35 @@ type EventKind int
 
 // The kinds of [Event]; each matches a counter of [Stats].
 const (
-	EventReconnect      EventKind = iota + 1 // Stats.Reconnects
-	EventCompute                             // Stats.Computes; Event.Duration is the latest run's
-	EventHandoffStarted                      // Stats.HandoffsStarted
-	EventHandoffDone                         // Stats.HandoffsDone
-	EventReleaseTimeout                      // Stats.ReleaseTimeouts
-	EventStrategyError                       // Stats.StrategyErrors
+	EventReconnect       EventKind = iota + 1 // Stats.Reconnects
+	EventCompute                              // Stats.Computes; Event.Duration is the latest run's
+	EventHandoffStarted                       // Stats.HandoffsStarted
+	EventHandoffDone                          // Stats.HandoffsDone
+	EventReleaseTimeout                       // Stats.ReleaseTimeouts
+	EventStrategyError                        // Stats.StrategyErrors
+	EventSessionLost                          // Stats.SessionsLost
+	EventRevokedHandoff                       // Stats.RevokedHandoff
+	EventRevokedShutdown                      // Stats.RevokedShutdown
+	EventRevokedLost                          // Stats.RevokedLost
 )
 
 var eventNames = [...]string{
-	EventReconnect:      "reconnect",
-	EventCompute:        "compute",
-	EventHandoffStarted: "handoff_started",
-	EventHandoffDone:    "handoff_done",
-	EventReleaseTimeout: "release_timeout",
-	EventStrategyError:  "strategy_error",
+	EventReconnect:       "reconnect",
+	EventCompute:         "compute",
+	EventHandoffStarted:  "handoff_started",
+	EventHandoffDone:     "handoff_done",
+	EventReleaseTimeout:  "release_timeout",
+	EventStrategyError:   "strategy_error",
+	EventSessionLost:     "session_lost",
+	EventRevokedHandoff:  "revoked_handoff",
+	EventRevokedShutdown: "revoked_shutdown",
+	EventRevokedLost:     "revoked_lost",
 }
 
 // String returns a short snake_case name, fit for a metric or label:
 // "reconnect", "compute", "handoff_started", "handoff_done",
-// "release_timeout", "strategy_error".
+// "release_timeout", "strategy_error", "session_lost", "revoked_handoff",
+// "revoked_shutdown", "revoked_lost".
 func (k EventKind) String() string {
 	if k > 0 && int(k) < len(eventNames) {
 		return eventNames[k]
@@ -153,6 +177,10 @@ func events(prev, next Stats) []Event {
 	add(EventHandoffDone, prev.HandoffsDone, next.HandoffsDone, 0)
 	add(EventReleaseTimeout, prev.ReleaseTimeouts, next.ReleaseTimeouts, 0)
 	add(EventStrategyError, prev.StrategyErrors, next.StrategyErrors, 0)
+	add(EventSessionLost, prev.SessionsLost, next.SessionsLost, 0)
+	add(EventRevokedHandoff, prev.RevokedHandoff, next.RevokedHandoff, 0)
+	add(EventRevokedShutdown, prev.RevokedShutdown, next.RevokedShutdown, 0)
+	add(EventRevokedLost, prev.RevokedLost, next.RevokedLost, 0)
 	return out
 }
 

@@ -7,7 +7,7 @@
 // claims), and each [Member] is a real *zkalloc.Allocator that keeps its
 // group there: its session, members, partitions and claims actors are
 // in-memory ones, and everything else is the Allocator's own (its
-// decisions and hand-off, the drain on Close, DepartureDelay, Stats, the
+// decisions and hand-off, the drain on Close and Shutdown, DepartureDelay, Stats, the
 // stop on a fatal error). So the consumer gets the same Updates, with
 // the same Pending until the previous owner's consumer acks. A Member
 // has the methods a consumer uses on an Allocator, so code written

@@ -598,3 +598,28 @@ func TestCloseAfterLostSessionEndsAtOnce(t *testing.T) {
 		t.Fatal("Close after LoseSession waits for an ack the ended session cannot need")
 	}
 }
+
+// Shutdown with a context that has already ended does not wait for the
+// consumer, which never acks: the member's session ends at once, and b
+// takes its partitions, however long ReleaseTimeout is.
+func TestShutdownExpiredContextHandsOverAtOnce(t *testing.T) {
+	g, ctx := newGroup(t, zkalloctest.Config{Partitions: ids("t", 4), ReleaseTimeout: time.Hour})
+	shared := newRunningOn(t, false)
+	a, ca := joinConsume(t, g, "a", shared)
+	b, _ := joinConsume(t, g, "b", shared)
+	converge(t, ctx, g)
+	ca.noAck.Store(true)
+	expired, cancel := context.WithCancel(context.Background())
+	cancel()
+	done := make(chan error, 1)
+	go func() { done <- a.Shutdown(expired) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Shutdown(expired ctx) = %v, want ctx's error", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("Shutdown(expired ctx) waits for an ack")
+	}
+	eventually(t, ctx, "b owns every partition", func() bool { return len(b.Current().Assigned) == 4 })
+}

@@ -65,14 +65,23 @@ func (m *Member) RemovePartitions(ctx context.Context, parts map[string][]int32)
 
 // Close leaves the group gracefully: [zkalloc.Allocator.Close]. A final
 // Update revokes every partition, and the member keeps their claims
-// until its consumer has acked it (at most ReleaseTimeout after it
-// received it); then its session ends, and the others take over (with
-// DepartureDelay, once the delay has run out). Call it while the
-// consumer still reads Updates. It closes Updates, and returns the error
-// that stopped the member, if one did before (see [Member.Fail]).
+// until its consumer has acked it (at most ReleaseTimeout after Close);
+// then its session ends, and the others take over (with DepartureDelay,
+// once the delay has run out). Call it while the consumer still reads
+// Updates. It closes Updates, and returns the error that stopped the
+// member, if one did before (see [Member.Fail]), or one wrapping
+// context.DeadlineExceeded if the consumer did not ack in time.
 func (m *Member) Close() error {
 	m.stop()
 	return m.alloc.Close()
+}
+
+// Shutdown is Close waiting for the consumer's ack until ctx ends:
+// [zkalloc.Allocator.Shutdown]. When ctx ends first, the session ends at
+// once, the others take over, and it returns an error wrapping ctx's.
+func (m *Member) Shutdown(ctx context.Context) error {
+	m.stop()
+	return m.alloc.Shutdown(ctx)
 }
 
 // Crash stops the member as if its process died: its session ends at

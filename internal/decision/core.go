@@ -110,12 +110,21 @@ type Core struct {
 	closeBound bound     // the bound that ends it then
 	closeIn    int64     // the session at Close, whose claims the drain keeps; 0 if none
 	closeLate  bool      // the drain ran out of time
+	gaveUp     bool      // GiveUp ended the drain
+	drainEnd   DrainEnd  // how the drain ended, once it has
 
 	vanished map[rebalance.Partition]uint64 // claims deleted from outside, their records not yet released (see vanished.go)
 
 	ready Ready // what to do, gathered since the last Ready
 
-	strategyErrors uint64 // for Counters; the hand-off counts the rest
+	cause RevokeCause // the causes folded since the consumer's last delivery (see cause.go)
+
+	// For Counters; the hand-off counts the rest.
+	strategyErrors uint64
+	revocations    revocations // partitions taken out of Assigned, by cause
+	sessionsLost   uint64
+	lostCounted    bool  // the newest loss was counted, and no session has come up since
+	upIn           int64 // the session last up
 }
 
 // StrategyStall is how long a strategy may run before the core logs that
@@ -203,6 +212,7 @@ func (c *Core) Tick(now time.Time) {
 func (c *Core) SessionChanged(st session.State) {
 	prev := c.st
 	c.st = st
+	c.countLoss(st)
 	switch st.Status {
 	case session.Up:
 		c.suspendedAt, c.graceAt = time.Time{}, time.Time{}
@@ -279,6 +289,9 @@ func (c *Core) Acked(seq uint64) {
 
 // Delivered takes that the consumer received u, a published Update.
 func (c *Core) Delivered(u Update) {
+	if u.seq == c.seq {
+		c.cause = RevokeNone // what a later Update revokes, it revokes anew
+	}
 	if c.ho.delivered(u.seq, u.Assigned, c.now) {
 		c.reconcile("consumer received a revocation")
 	}
@@ -300,7 +313,7 @@ func (c *Core) Computed(job Job, mine []rebalance.Partition, err error) {
 		c.log(slog.LevelError, "zkalloc: strategy failed; keeping the previous assignment", "strategy", c.cfg.Strategy, "err", err)
 		if c.primed() {
 			c.publish(c.snap.Assigned, c.snap.tokens, c.snap.Pending, c.snap.Generation, c.snap.Members,
-				fmt.Sprintf("strategy failed, keeping the previous assignment: %v", err))
+				fmt.Sprintf("strategy failed, keeping the previous assignment: %v", err), every(RevokeHandoff))
 		}
 		c.step()
 		return
@@ -434,17 +447,25 @@ func (c *Core) reconcile(reason string) {
 	var assigned, pending []rebalance.Partition
 	var tokens []int64
 	kept := false
+	why := every(RevokeLost)
 	switch {
 	case up && c.haveTarget && held != nil:
 		assigned = intersect(c.target, held)
 		tokens = c.tokensOf(assigned)
 		pending, _ = diff(assigned, c.target)
 		c.keep = true
+		why = func(p rebalance.Partition) RevokeCause {
+			if _, targeted := slices.BinarySearchFunc(c.target, p, rebalance.Compare); targeted {
+				return c.notHeld(p)
+			}
+			return RevokeHandoff
+		}
 	case c.keeping():
 		assigned, tokens, pending = c.kept(held) // a short blip: keep working
 		kept = true
+		why = c.notHeld
 	default:
-		c.keep = false
+		c.keep = false // the connection, the lease or the session is lost
 	}
 	if c.primed() || up && c.haveTarget && held != nil && c.firstSeq != 0 && c.held.Seq >= c.firstSeq {
 		// Kept partitions keep the generation they were assigned in: a
@@ -456,7 +477,7 @@ func (c *Core) reconcile(reason string) {
 		if !c.primed() || gen != c.snap.Generation || !slices.Equal(members, c.snap.Members) ||
 			!slices.Equal(assigned, c.snap.Assigned) || !slices.Equal(pending, c.snap.Pending) ||
 			!slices.Equal(tokens, c.snap.tokens) {
-			c.publish(assigned, tokens, pending, gen, members, reason)
+			c.publish(assigned, tokens, pending, gen, members, reason, why)
 		}
 	}
 	if !up || !c.haveTarget {
@@ -601,16 +622,23 @@ func wantedSince(prev []rebalance.Partition, since []uint64, want []rebalance.Pa
 }
 
 // publish makes a snapshot assigning assigned, relative to what the
-// consumer last received, with pending still to come.
-func (c *Core) publish(assigned []rebalance.Partition, tokens []int64, pending []rebalance.Partition, gen int64, members []string, reason string) {
+// consumer last received, with pending still to come; why says why each
+// partition it takes out of the newest snapshot's Assigned is revoked.
+func (c *Core) publish(assigned []rebalance.Partition, tokens []int64, pending []rebalance.Partition, gen int64, members []string, reason string, why func(rebalance.Partition) RevokeCause) {
 	c.seq++
+	c.revoked(assigned, why)
 	added, revoked := diff(c.ho.cur, assigned) // relative to what the consumer last received
+	cause := RevokeNone
+	if len(revoked) > 0 {
+		cause = c.cause
+	}
 	u := Update{
 		Generation: gen,
 		Members:    members,
 		Assigned:   assigned,
 		Added:      added,
 		Revoked:    revoked,
+		Cause:      cause,
 		Pending:    pending,
 		Reason:     reason,
 		seq:        c.seq,

@@ -178,7 +178,7 @@ func TestCoreVanishedClaimWaitsForTheAck(t *testing.T) {
 			}
 			h.report(1, 1, gaveUp.Seq, ts[:1], nil)
 			h.noDesired("once t:1's record is released: it is b's")
-			want := Counters{HandoffsStarted: 1, HandoffsDone: 1}
+			want := Counters{HandoffsStarted: 1, HandoffsDone: 1, RevokedHandoff: 1}
 			if !acked {
 				want.ReleaseTimeouts = 1
 			}

@@ -42,7 +42,7 @@ func TestCoreCountsReleaseTimeouts(t *testing.T) {
 		t.Fatalf("Want after the timeout = %v", d.Partitions)
 	}
 	h.grant(d, d.Partitions...)
-	if got := h.c.Counters(); got != (Counters{HandoffsStarted: 1, HandoffsDone: 1, ReleaseTimeouts: 1}) {
+	if got := h.c.Counters(); got != (Counters{HandoffsStarted: 1, HandoffsDone: 1, ReleaseTimeouts: 1, RevokedHandoff: 1}) {
 		t.Errorf("counters %+v, want one hand-off started and done, by a release timeout", got)
 	}
 }

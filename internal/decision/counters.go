@@ -17,6 +17,18 @@ type Counters struct {
 	ReleaseTimeouts uint64
 	// StrategyErrors counts strategy runs that failed.
 	StrategyErrors uint64
+	// SessionsLost counts the sessions lost: each time the session went
+	// Lost (its lease ran out, it expired or was replaced), once until a
+	// session is up again, or came up as a new session when the old one's
+	// loss was not seen.
+	SessionsLost uint64
+	// RevokedHandoff, RevokedShutdown and RevokedLost count partitions
+	// taken out of Assigned, by their [RevokeCause] (each partition by its
+	// own, not folded as an Update's Cause is). They count the snapshots
+	// published, whether the consumer received each or not.
+	RevokedHandoff  uint64
+	RevokedShutdown uint64
+	RevokedLost     uint64
 }
 
 // Counters returns what the core has counted.
@@ -26,5 +38,9 @@ func (c *Core) Counters() Counters {
 		HandoffsDone:    c.ho.done,
 		ReleaseTimeouts: c.ho.timeouts,
 		StrategyErrors:  c.strategyErrors,
+		SessionsLost:    c.sessionsLost,
+		RevokedHandoff:  c.revocations[RevokeHandoff],
+		RevokedShutdown: c.revocations[RevokeShutdown],
+		RevokedLost:     c.revocations[RevokeLost],
 	}
 }

@@ -9,8 +9,8 @@
 // goroutines, no clock, no I/O. It is fed by verbs that say what
 // happened: [Core.SessionChanged], [Core.MembersRead],
 // [Core.PartitionsRead], [Core.ClaimsHeld], [Core.Acked],
-// [Core.Delivered], [Core.Computed], [Core.Close], and [Core.Tick] with
-// the time. [Core.Ready] says what to do: an [Update] to publish, the
+// [Core.Delivered], [Core.Computed], [Core.Close], [Core.GiveUp] (the
+// shutdown stops waiting for the ack), and [Core.Tick] with the time. [Core.Ready] says what to do: an [Update] to publish, the
 // claims to hold ([Want]), a strategy to run ([Job]), when to tick next,
 // seats to expire, and what to log.
 // Debounce, hand-off (with its release bounds, from the consumer's
@@ -24,8 +24,9 @@
 // bound.)
 //
 // The package also defines what the core exchanges with the rest: the
-// one [Update] (zkalloc.Update is an alias of it), the [Acks] cell its
-// Ack reports to, the claims wanted and held ([Want], [Held]), and the
+// one [Update] (zkalloc.Update is an alias of it) with the
+// [RevokeCause] of its revocations (cause.go), the [Acks] cell its Ack
+// reports to, the claims wanted and held ([Want], [Held]), and the
 // [Counters] the allocator's Stats are built from.
 //
 // The thin loop around the core is package zkalloc's (shell.go): it

@@ -1,6 +1,7 @@
 package decision
 
 import (
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -8,19 +9,59 @@ import (
 )
 
 // The drain that ends a member: Close revokes everything, and the claims
-// stay until the consumer has stopped, the drain's bound has passed, or
-// the session, and the claims with it, has ended on the server.
+// stay until the consumer has stopped, the drain's bound has passed, the
+// caller stops waiting (GiveUp: Shutdown's context ended), or the
+// session, and the claims with it, has ended on the server.
+
+// DrainEnd says how a closing member's drain ended.
+type DrainEnd int
+
+const (
+	// DrainOpen: not closing, or not drained yet.
+	DrainOpen DrainEnd = iota
+	// DrainAcked: the consumer stopped every partition it had (it acked
+	// the Update that revoked them, once delivered), or had none.
+	DrainAcked
+	// DrainSessionEnded: the session ended on the server, the claims with
+	// it, before the consumer acked: nothing was left to keep.
+	DrainSessionEnded
+	// DrainTimedOut: the drain's own bound passed without the ack
+	// (ReleaseTimeout after the consumer received the final Update,
+	// undeliveredFactor × ReleaseTimeout after Close if it did not).
+	DrainTimedOut
+	// DrainGaveUp: [Core.GiveUp] ended it without the ack.
+	DrainGaveUp
+)
+
+// String returns "open", "acked", "session ended", "timed out" or "gave
+// up".
+func (d DrainEnd) String() string {
+	switch d {
+	case DrainOpen:
+		return "open"
+	case DrainAcked:
+		return "acked"
+	case DrainSessionEnded:
+		return "session ended"
+	case DrainTimedOut:
+		return "timed out"
+	case DrainGaveUp:
+		return "gave up"
+	}
+	return fmt.Sprintf("DrainEnd(%d)", int(d))
+}
 
 // Close starts the drain that ends a member: an Update revokes every
-// partition, and nothing is assigned or claimed any more. The claims stay
-// until [Core.Drained].
+// partition (as [RevokeShutdown], or [RevokeLost] if the session is
+// already lost), and nothing is assigned or claimed any more. The claims
+// stay until [Core.Drained].
 func (c *Core) Close(reason string) {
 	if c.closing {
 		return
 	}
 	c.closing, c.closeAt, c.closeIn = true, c.now, c.st.SessionID
 	if c.primed() {
-		c.publish(nil, nil, nil, c.snap.Generation, c.snap.Members, reason)
+		c.publish(nil, nil, nil, c.snap.Generation, c.snap.Members, reason, every(c.lostOr(RevokeShutdown)))
 	}
 	c.drainBy()
 	c.releaseAt, c.graceAt = time.Time{}, time.Time{}
@@ -41,23 +82,51 @@ func (c *Core) drainBy() {
 	}
 }
 
-// Drained reports whether a closing member may give up its claims: its
+// GiveUp ends the drain without waiting any longer for the consumer's
+// ack: whoever closes the member has stopped waiting (the context of
+// zkalloc's Allocator.Shutdown ended). It closes the member first if
+// Close was not called. From now on [Core.Drained] reports true; if the
+// consumer had not stopped every partition, the drain ends as
+// [DrainGaveUp], which is logged.
+func (c *Core) GiveUp(reason string) {
+	c.Close(reason)
+	if c.gaveUp {
+		return
+	}
+	c.gaveUp = true
+	if c.DrainEnd() == DrainGaveUp {
+		c.log(slog.LevelError, "zkalloc: stopped waiting for the consumer's ack of the final Update (the shutdown's context ended); closing anyway, and its partitions go to other members while it may still work on them",
+			"reason", reason, "sinceClose", c.now.Sub(c.closeAt))
+	}
+	c.step()
+}
+
+// Drained reports whether a closing member may give up its claims: see
+// [Core.DrainEnd].
+func (c *Core) Drained() bool { return c.DrainEnd() != DrainOpen }
+
+// DrainEnd says whether, and how, a closing member's drain has ended: its
 // consumer has stopped every partition (it acked the Update that revoked
-// them, once delivered), the drain's bound has passed (ReleaseTimeout
-// after the consumer received the final Update, undeliveredFactor ×
-// ReleaseTimeout after Close if it did not), or the claims are gone (see
-// claimsGone).
-func (c *Core) Drained() bool {
-	if !c.closing {
-		return false
+// them, once delivered), the claims are gone (see claimsGone), the
+// drain's bound has passed (ReleaseTimeout after the consumer received
+// the final Update, undeliveredFactor × ReleaseTimeout after Close if it
+// did not), or [Core.GiveUp] ended it; checked in that order. Once it
+// has ended, the answer no longer changes.
+func (c *Core) DrainEnd() DrainEnd {
+	if c.drainEnd != DrainOpen || !c.closing {
+		return c.drainEnd
 	}
 	switch {
+	case c.ho.idle():
+		c.drainEnd = DrainAcked
 	case c.claimsGone():
-		return true
+		c.drainEnd = DrainSessionEnded
 	case !c.now.Before(c.closeBy):
-		return true
+		c.drainEnd = DrainTimedOut
+	case c.gaveUp:
+		c.drainEnd = DrainGaveUp
 	}
-	return c.ho.idle()
+	return c.drainEnd
 }
 
 // claimsGone reports whether the session that held this member's claims
@@ -81,7 +150,7 @@ func (c *Core) claimsGone() bool {
 // stepDrain logs, once, that the drain ran out of time with the consumer
 // still working on partitions whose claims go now.
 func (c *Core) stepDrain() {
-	if c.now.Before(c.closeBy) || c.ho.idle() || c.closeLate || c.claimsGone() {
+	if c.closeLate || c.DrainEnd() != DrainTimedOut {
 		return
 	}
 	c.closeLate = true

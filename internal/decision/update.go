@@ -41,6 +41,16 @@ type Update struct {
 	// (conflated) updates lose nothing: their changes are folded in.
 	Added   []rebalance.Partition
 	Revoked []rebalance.Partition
+	// Cause says why Revoked was revoked; [RevokeNone] when Revoked is
+	// empty. On [RevokeHandoff] and [RevokeShutdown] this member keeps
+	// every other member off the partitions until the consumer acks this
+	// Update (bounded by ReleaseTimeout, and for a shutdown by how long
+	// it waits); on [RevokeLost] it may no longer: another member may
+	// own them already. When Revoked folds revocations of several causes
+	// (conflated Updates, or partitions revoked at once for different
+	// reasons), Cause is the most severe: lost over shutdown over
+	// hand-off.
+	Cause RevokeCause
 	// Pending is every partition the assignment gives this member that it
 	// cannot list in Assigned yet, sorted: its previous owner has not
 	// released it (it waits for its own consumer's Ack, or its session to
