@@ -24,6 +24,10 @@ type metric struct {
 }
 
 // counter is a counter metric read from a uint64 of Stats.
+// revokedHelp is the help of every zkalloc_revoked_partitions_total
+// series: one text for the one metric.
+const revokedHelp = "Partitions revoked from this member's consumer, by cause: handoff (the assignment moved them), shutdown (Shutdown, Close or a fatal error), lost (the session or its lease was lost; another member may own them already)."
+
 func counter(name, help string, value func(*zkalloc.Stats) uint64) metric {
 	return metric{name: name, help: help, kind: prom.CounterValue, value: func(s *zkalloc.Stats) float64 { return float64(value(s)) }}
 }
@@ -50,6 +54,11 @@ var metrics = []metric{
 	counter("zkalloc_handoffs_done_total", "Revoked partitions whose claims this member gave up to the next owner.", func(s *zkalloc.Stats) uint64 { return s.HandoffsDone }),
 	counter("zkalloc_release_timeouts_total", "Revoked partitions given up without the consumer's ack, after ReleaseTimeout.", func(s *zkalloc.Stats) uint64 { return s.ReleaseTimeouts }),
 	counter("zkalloc_strategy_errors_total", "Strategy runs that failed; the previous assignment was kept.", func(s *zkalloc.Stats) uint64 { return s.StrategyErrors }),
+	counter("zkalloc_sessions_lost_total", "ZooKeeper sessions (or their leases) this member lost.", func(s *zkalloc.Stats) uint64 { return s.SessionsLost }),
+	counter("zkalloc_revoked_partitions_total", revokedHelp, func(s *zkalloc.Stats) uint64 { return s.RevokedHandoff }).with("cause", "handoff"),
+	counter("zkalloc_revoked_partitions_total", revokedHelp, func(s *zkalloc.Stats) uint64 { return s.RevokedShutdown }).with("cause", "shutdown"),
+	counter("zkalloc_revoked_partitions_total", revokedHelp, func(s *zkalloc.Stats) uint64 { return s.RevokedLost }).with("cause", "lost"),
+	gauge("zkalloc_session_timeout_seconds", "The session timeout the ZooKeeper server granted; 0 before the first session.", func(s *zkalloc.Stats) float64 { return s.SessionTimeout.Seconds() }),
 	gauge("zkalloc_generation", "Generation (ZooKeeper zxid) of the newest assignment.", func(s *zkalloc.Stats) float64 { return float64(s.Generation) }),
 	gauge("zkalloc_group_members", "Members of the group in the newest assignment.", func(s *zkalloc.Stats) float64 { return float64(s.Members) }),
 	gauge("zkalloc_assigned_partitions", "Partitions assigned to this member.", func(s *zkalloc.Stats) float64 { return float64(s.Assigned) }),

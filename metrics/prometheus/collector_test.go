@@ -24,6 +24,8 @@ func TestCollectorReportsStats(t *testing.T) {
 		Reconnects: 1, Generation: 4294967298, Members: 3, Assigned: 4, Pending: 5,
 		Computes: 6, LastCompute: 1500 * time.Millisecond,
 		HandoffsStarted: 7, HandoffsDone: 8, ReleaseTimeouts: 9, StrategyErrors: 10,
+		SessionsLost: 11, RevokedHandoff: 12, RevokedShutdown: 13, RevokedLost: 14,
+		SessionTimeout: 4 * time.Second,
 	}
 	// 6 runs: 2 of 100µs, 1 of 2ms, 2 of 1.5s, 1 of a minute.
 	for _, d := range []time.Duration{100 * time.Microsecond, 100 * time.Microsecond, 2 * time.Millisecond, 1500 * time.Millisecond, 1500 * time.Millisecond, time.Minute} {
@@ -52,6 +54,17 @@ zkalloc_release_timeouts_total{group="g",member="m"} 9
 # HELP zkalloc_strategy_errors_total Strategy runs that failed; the previous assignment was kept.
 # TYPE zkalloc_strategy_errors_total counter
 zkalloc_strategy_errors_total{group="g",member="m"} 10
+# HELP zkalloc_sessions_lost_total ZooKeeper sessions (or their leases) this member lost.
+# TYPE zkalloc_sessions_lost_total counter
+zkalloc_sessions_lost_total{group="g",member="m"} 11
+# HELP zkalloc_revoked_partitions_total Partitions revoked from this member's consumer, by cause: handoff (the assignment moved them), shutdown (Shutdown, Close or a fatal error), lost (the session or its lease was lost; another member may own them already).
+# TYPE zkalloc_revoked_partitions_total counter
+zkalloc_revoked_partitions_total{cause="handoff",group="g",member="m"} 12
+zkalloc_revoked_partitions_total{cause="lost",group="g",member="m"} 14
+zkalloc_revoked_partitions_total{cause="shutdown",group="g",member="m"} 13
+# HELP zkalloc_session_timeout_seconds The session timeout the ZooKeeper server granted; 0 before the first session.
+# TYPE zkalloc_session_timeout_seconds gauge
+zkalloc_session_timeout_seconds{group="g",member="m"} 4
 # HELP zkalloc_generation Generation (ZooKeeper zxid) of the newest assignment.
 # TYPE zkalloc_generation gauge
 zkalloc_generation{group="g",member="m"} 4.294967298e+09
@@ -196,7 +209,8 @@ func TestCollectorOneSnapshot(t *testing.T) {
 			SessionState: "up", Reconnects: n, Computes: n,
 			HandoffsStarted: n, HandoffsDone: n, ReleaseTimeouts: n, StrategyErrors: n,
 			Generation: int64(n), Members: int(n), Assigned: int(n), Pending: int(n),
-			LastCompute: time.Duration(n) * time.Second,
+			LastCompute: time.Duration(n) * time.Second, SessionTimeout: time.Duration(n) * time.Second,
+			SessionsLost: n, RevokedHandoff: n, RevokedShutdown: n, RevokedLost: n,
 		}
 		s.ComputeTimes.Count, s.ComputeTimes.Sum = n, time.Duration(n)*time.Second
 		for i := range s.ComputeTimes.Buckets {

@@ -26,6 +26,11 @@
 //	zkalloc_handoffs_done_total       counter    HandoffsDone
 //	zkalloc_release_timeouts_total    counter    ReleaseTimeouts
 //	zkalloc_strategy_errors_total     counter    StrategyErrors
+//	zkalloc_sessions_lost_total       counter    SessionsLost
+//	zkalloc_revoked_partitions_total{cause=...}
+//	                                  counter    RevokedHandoff ("handoff"), RevokedShutdown
+//	                                             ("shutdown"), RevokedLost ("lost")
+//	zkalloc_session_timeout_seconds   gauge      SessionTimeout, the granted one
 //	zkalloc_compute_duration_seconds  histogram  ComputeTimes (its _count is Computes);
 //	                                             buckets from 100µs to 10s (zkalloc.HistogramBounds)
 //	zkalloc_session_state{state=...}  gauge      SessionState: 1 for the current state, 0 for the others

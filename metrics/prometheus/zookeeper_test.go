@@ -84,17 +84,22 @@ func values(fams []*dto.MetricFamily) map[string]float64 {
 func want(s zkalloc.Stats, member string) map[string]float64 {
 	labels := func(more string) string { return `{group="g",member="` + member + `"` + more + "}" }
 	out := map[string]float64{
-		"zkalloc_reconnects_total" + labels(""):               float64(s.Reconnects),
-		"zkalloc_handoffs_started_total" + labels(""):         float64(s.HandoffsStarted),
-		"zkalloc_handoffs_done_total" + labels(""):            float64(s.HandoffsDone),
-		"zkalloc_release_timeouts_total" + labels(""):         float64(s.ReleaseTimeouts),
-		"zkalloc_strategy_errors_total" + labels(""):          float64(s.StrategyErrors),
-		"zkalloc_generation" + labels(""):                     float64(s.Generation),
-		"zkalloc_group_members" + labels(""):                  float64(s.Members),
-		"zkalloc_assigned_partitions" + labels(""):            float64(s.Assigned),
-		"zkalloc_pending_partitions" + labels(""):             float64(s.Pending),
-		"zkalloc_compute_duration_seconds_count" + labels(""): float64(s.Computes),
-		"zkalloc_compute_duration_seconds_sum" + labels(""):   s.ComputeTimes.Sum.Seconds(),
+		"zkalloc_reconnects_total" + labels(""):                                                                         float64(s.Reconnects),
+		"zkalloc_handoffs_started_total" + labels(""):                                                                   float64(s.HandoffsStarted),
+		"zkalloc_handoffs_done_total" + labels(""):                                                                      float64(s.HandoffsDone),
+		"zkalloc_release_timeouts_total" + labels(""):                                                                   float64(s.ReleaseTimeouts),
+		"zkalloc_strategy_errors_total" + labels(""):                                                                    float64(s.StrategyErrors),
+		"zkalloc_sessions_lost_total" + labels(""):                                                                      float64(s.SessionsLost),
+		`zkalloc_revoked_partitions_total{cause="handoff",group="g",member="` + member + `"}`:                           float64(s.RevokedHandoff),
+		`zkalloc_revoked_partitions_total{cause="shutdown",group="g",member="` + member + `"}`:                          float64(s.RevokedShutdown),
+		`zkalloc_revoked_partitions_total{cause="lost",group="g",member="` + member + `"}`:                              float64(s.RevokedLost),
+		"zkalloc_session_timeout_seconds" + labels(""):                                                                  s.SessionTimeout.Seconds(),
+		"zkalloc_generation" + labels(""):                                                                               float64(s.Generation),
+		"zkalloc_group_members" + labels(""):                                                                            float64(s.Members),
+		"zkalloc_assigned_partitions" + labels(""):                                                                      float64(s.Assigned),
+		"zkalloc_pending_partitions" + labels(""):                                                                       float64(s.Pending),
+		"zkalloc_compute_duration_seconds_count" + labels(""):                                                           float64(s.Computes),
+		"zkalloc_compute_duration_seconds_sum" + labels(""):                                                             s.ComputeTimes.Sum.Seconds(),
 		`zkalloc_build_info{goversion="` + runtime.Version() + `",group="g",member="` + member + `",version="(devel)"}`: 1,
 	}
 	for i, b := range zkalloc.HistogramBounds() {
