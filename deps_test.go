@@ -82,6 +82,10 @@ var policy = []struct{ pkgs, may string }{
 	// can import them.
 	{"internal/zktest", "std zk internal/zklaunch"},
 	{"internal/actortest", "std zk actor rebalance session internal/zksession"},
+
+	// The build's own programs: scripts/modproxy writes the file-based
+	// module proxy that make test installs the side modules from.
+	{"scripts/modproxy", "std"},
 }
 
 const (
