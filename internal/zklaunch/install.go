@@ -151,7 +151,7 @@ func manifestClassPath(jar string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	defer zr.Close()
+	defer func() { _ = zr.Close() }() // read only: nothing to lose
 	f, err := zr.Open("META-INF/MANIFEST.MF")
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
@@ -159,7 +159,7 @@ func manifestClassPath(jar string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		if strings.HasPrefix(sc.Text(), "Class-Path:") {
