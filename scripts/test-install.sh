@@ -10,8 +10,8 @@
 # module cache's download directory, which the earlier steps of make test
 # filled; nothing else is reachable (GOPROXY has no network entry), so a
 # requirement that only a workspace or a replace could satisfy fails
-# here. The scratch module has a module cache of its own: the real one
-# must never hold a version of zkalloc built from a work tree.
+# here. The scratch modules have a module cache of their own: the real
+# one must never hold a version of zkalloc built from a work tree.
 #
 # Installed: metrics/prometheus (the Prometheus adapter) and
 # examples/franzgo (a library: its Consumer and MemSink can be used as
@@ -22,12 +22,19 @@ GO=${GO:-go}
 root=github.com/zkalloc/zkalloc
 cache=$($GO env GOMODCACHE)/cache/download
 
-tmp=$(mktemp -d)
+# The scratch modules' module cache has a fixed path in this checkout
+# (bin/ is ignored by git), emptied before and after: the build cache's
+# keys include the path of a dependency's directory, so at a fixed path
+# the dependencies compile once per machine, not once per run.
+modcache=$PWD/bin/test-install-modcache
+tmp=
 cleanup() {
 	# Module caches are read-only; go clean makes them removable.
-	GOMODCACHE=$tmp/modcache $GO clean -modcache >/dev/null 2>&1 || true
-	rm -rf "$tmp"
+	GOMODCACHE=$modcache $GO clean -modcache >/dev/null 2>&1 || true
+	rm -rf "$modcache" ${tmp:+"$tmp"}
 }
+cleanup # what a killed run left
+tmp=$(mktemp -d)
 trap cleanup EXIT
 
 fail() {
@@ -46,16 +53,14 @@ install() {
 	mkdir -p "$dir"
 	printf '%s\n' "$main" >"$dir/main.go"
 	echo "+ go get $mod@$version && go build (in a scratch module)"
-	# -trimpath keeps the build cache's keys free of the scratch module
-	# cache's path, so that the dependencies compile once per machine.
 	if ! (
 		cd "$dir" &&
 			export GOPROXY="file://$tmp/proxy,file://$cache" GOFLAGS=-mod=mod \
 				GOSUMDB=off GONOSUMDB=$root GOWORK=off GOTOOLCHAIN=local \
-				GOMODCACHE="$tmp/modcache" &&
+				GOMODCACHE="$modcache" &&
 			$GO mod init scratch &&
 			$GO get "$mod@$version" &&
-			$GO build -trimpath -o /dev/null .
+			$GO build -o /dev/null .
 	) >"$dir/log" 2>&1; then
 		cat "$dir/log" >&2
 		fail "go get $mod@$version from a scratch module"
