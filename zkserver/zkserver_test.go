@@ -94,6 +94,17 @@ func TestStartEnsemble(t *testing.T) {
 	if got, _, err := conn.Get("/zkserver"); err != nil || string(got) != "x" {
 		t.Fatalf("Get through %s = %q, %v; want x", servers[2], got, err)
 	}
+	for range 2 {
+		if err := s.Stop(); err != nil {
+			t.Fatalf("Stop: %v", err)
+		}
+	}
+	for _, a := range servers {
+		if c, err := net.DialTimeout("tcp", a, time.Second); err == nil {
+			c.Close()
+			t.Errorf("%s still accepts connections after Stop", a)
+		}
+	}
 }
 
 // A jar named by the option or the environment runs.
