@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: test lint demo bench zookeeper
+.PHONY: test test-install lint demo bench zookeeper
 
 zookeeper:
 	@scripts/install-zookeeper.sh
@@ -12,9 +12,16 @@ zookeeper:
 ## package of every module, against real ZooKeeper servers that the tests
 ## start themselves: the main module, then the integration module (chaos,
 ## cut leaders and followers, scale, convergence and fast join; see
-## docs/testing.md), then the side modules (scripts/test.sh).
+## docs/testing.md), then the side modules (scripts/test.sh); last, go get
+## of each side module from a scratch module through a file-based module
+## proxy of the working tree (scripts/test-install.sh).
 test: zookeeper
 	@scripts/test.sh
+
+## test-install: make test's last step alone. It works offline from the
+## module cache, which make test (or go mod download) has filled.
+test-install:
+	@scripts/test-install.sh
 
 MODULES = . integration bench metrics/prometheus examples/franzgo
 

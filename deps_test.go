@@ -72,6 +72,9 @@ var policy = []struct{ pkgs, may string }{
 	// The command reads and writes a group's nodes itself; its demo
 	// starts a local ZooKeeper server with internal/zklaunch.
 	{"cmd/zkalloc", "std zk . rebalance membership partitions internal/partset internal/zkpath internal/zkservers internal/zkwatch internal/inflight internal/zklaunch"},
+	// A real ZooKeeper for users' tests, standalone or an ensemble, on
+	// the launcher; it imports testing, so nothing else imports it.
+	{"zkserver", "std internal/zklaunch"},
 
 	// The test workshop: internal/zktest (servers, ensembles and fault
 	// proxies, on internal/zklaunch) and internal/actortest. Production
@@ -82,6 +85,10 @@ var policy = []struct{ pkgs, may string }{
 	// can import them.
 	{"internal/zktest", "std zk internal/zklaunch"},
 	{"internal/actortest", "std zk actor rebalance session internal/zksession"},
+
+	// The build's own programs: scripts/modproxy writes the file-based
+	// module proxy that make test installs the side modules from.
+	{"scripts/modproxy", "std"},
 }
 
 const (
@@ -227,7 +234,7 @@ func TestDependencies(t *testing.T) {
 			if slices.Contains(workshop, short(dep)) {
 				t.Errorf("%s reaches %s: production code never depends on the test workshop", name, short(dep))
 			}
-			if short(dep) == "zkalloctest" || strings.HasPrefix(short(dep), "cmd/") {
+			if short(dep) == "zkalloctest" || short(dep) == "zkserver" || strings.HasPrefix(short(dep), "cmd/") {
 				t.Errorf("%s reaches %s: nothing depends on the tools", name, short(dep))
 			}
 		}

@@ -1,14 +1,11 @@
 module github.com/zkalloc/zkalloc/bench
 
-go 1.26.8
-
-replace github.com/zkalloc/zkalloc => ../
+go 1.26
 
 require (
 	github.com/IBM/sarama v1.61.1
 	github.com/twmb/franz-go v1.22.3
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
-	github.com/zkalloc/zkalloc v0.0.0-00010101000000-000000000000
 	go.uber.org/goleak v1.3.0
 )
 
@@ -26,6 +23,7 @@ require (
 	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect
 	github.com/rcrowley/go-metrics v0.0.0-20250401214520-65e299d6c5c9 // indirect
+	github.com/zkalloc/zkalloc v0.1.0
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect

@@ -2,7 +2,8 @@
 # test.sh: what `make test` runs. gofmt, then golangci-lint and the
 # race-enabled tests of every module against real ZooKeeper servers
 # (scripts/install-zookeeper.sh has installed it): the main module, the
-# integration module, then the side modules.
+# integration module, then the side modules; then the side modules are
+# installed as a user's `go get` would (scripts/test-install.sh).
 #
 # The first run on a machine builds the pinned golangci-lint (minutes of
 # CPU); it is built in the background while the main module's tests run,
@@ -54,3 +55,8 @@ done
 for m in "${modules[@]:1}"; do
 	(cd "$m" && run $GO vet ./... && run $GO test "${RACE[@]}" -count=1 ./...)
 done
+
+# Last, with every module's dependencies in the module cache: go get each
+# side module a user installs from a scratch module, through a file-based
+# module proxy of the working tree, with no network.
+run scripts/test-install.sh

@@ -16,7 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/examples/franzgo"
-	"github.com/zkalloc/zkalloc/internal/zktest"
+	"github.com/zkalloc/zkalloc/zkserver"
 )
 
 const (
@@ -33,7 +33,7 @@ const (
 // records (re-read after a crash from the last commit) and fenced writes
 // (the zombie's) are refused by the sink and counted, not processed.
 func TestExactlyOnce(t *testing.T) {
-	zkAddr := zktest.Standalone(t, zktest.Options{}).Addr()
+	zkAddr := zkserver.Start(t).Servers()[0]
 	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(numParts, topic))
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +156,7 @@ type member struct {
 	name   string
 	alloc  *zkalloc.Allocator
 	client *kgo.Client
-	proxy  *zktest.Proxy // Close cuts the member off from ZooKeeper
+	plug   *plug // Pull cuts the member off from ZooKeeper
 	sink   *gate
 	cancel context.CancelFunc
 	ran    chan error    // Run's result
@@ -179,14 +179,14 @@ func (h *harness) newClient(opts ...kgo.Opt) *kgo.Client {
 
 func (h *harness) join(name string) {
 	h.t.Helper()
-	proxy := zktest.StartProxy(h.t, h.zk)
+	plug := startPlug(h.t, h.zk)
 	ids := make([]int32, numParts)
 	for i := range ids {
 		ids[i] = int32(i)
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("member", name)
 	alloc, err := zkalloc.New(zkalloc.Config{
-		Servers:        proxy.Addrs(),
+		Servers:        []string{plug.Addr()},
 		Group:          "franzgo",
 		Member:         name,
 		Partitions:     map[string][]int32{topic: ids},
@@ -199,14 +199,14 @@ func (h *harness) join(name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := alloc.Start(ctx); err != nil {
-		proxy.Close()
+		plug.Pull()
 		h.t.Fatal(err)
 	}
 	m := &member{
 		name:   name,
 		alloc:  alloc,
 		client: h.newClient(kgo.FetchMaxWait(200 * time.Millisecond)),
-		proxy:  proxy,
+		plug:   plug,
 		sink:   &gate{Sink: h.sink},
 		ran:    make(chan error, 1),
 		buried: make(chan struct{}),
@@ -261,7 +261,7 @@ func (m *member) closeGracefully(t *testing.T) {
 	}
 	m.cancel()
 	m.client.Close()
-	m.proxy.Close()
+	m.plug.Pull()
 }
 
 // crash kills a member: its ZooKeeper connection is reset and its
@@ -272,7 +272,7 @@ func (h *harness) crash(name string) {
 	m := h.take(name)
 	m.cancel()
 	<-m.ran
-	m.proxy.Close()
+	m.plug.Pull()
 	m.bury()
 	h.logf("%s crashed", name)
 }
@@ -301,7 +301,7 @@ func (h *harness) zombie(name string) {
 			return false, "no write yet"
 		}
 	})
-	m.proxy.Close()
+	m.plug.Pull()
 	h.logf("%s paused writing %v with token %d, and cut off", name, p.part, p.token)
 	h.waitFor("a new owner writes "+p.part.String(), 20*time.Second, func() (bool, string) {
 		tok, _ := h.sink.Token(p.part)

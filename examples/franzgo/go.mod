@@ -1,14 +1,11 @@
 module github.com/zkalloc/zkalloc/examples/franzgo
 
-go 1.26.8
-
-replace github.com/zkalloc/zkalloc => ../..
+go 1.26
 
 require (
 	github.com/twmb/franz-go v1.22.3
 	github.com/twmb/franz-go/pkg/kadm v1.20.0
 	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c
-	github.com/zkalloc/zkalloc v0.0.0-00010101000000-000000000000
 	go.uber.org/goleak v1.3.0
 )
 
@@ -18,4 +15,5 @@ require (
 	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1 // indirect
+	github.com/zkalloc/zkalloc v0.1.0
 )

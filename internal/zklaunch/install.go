@@ -1,6 +1,8 @@
 package zklaunch
 
 import (
+	"archive/zip"
+	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -10,8 +12,9 @@ import (
 )
 
 // ErrNotInstalled is returned, wrapped, when ZooKeeper's jars or a java
-// binary cannot be found. scripts/install-zookeeper.sh installs both.
-var ErrNotInstalled = errors.New("zklaunch: zookeeper not installed (run scripts/install-zookeeper.sh)")
+// binary cannot be found. In this repository scripts/install-zookeeper.sh
+// installs both (Debian's zookeeper package).
+var ErrNotInstalled = errors.New("zklaunch: ZooKeeper or java not found")
 
 // ClasspathEnv names the environment variable that, when set, replaces the
 // classpath [Classpath] would otherwise build.
@@ -45,13 +48,8 @@ var debianLogJars = []string{
 // Classpath is safe for concurrent use.
 func Classpath() (string, error) {
 	if cp := os.Getenv(ClasspathEnv); cp != "" {
-		for _, e := range filepath.SplitList(cp) {
-			if e == "" || strings.Contains(e, "*") {
-				continue
-			}
-			if _, err := os.Stat(e); err != nil {
-				return "", fmt.Errorf("%w: %s entry: %w", ErrNotInstalled, ClasspathEnv, err)
-			}
+		if err := checkClasspath(cp); err != nil {
+			return "", fmt.Errorf("%w: %s entry: %w", ErrNotInstalled, ClasspathEnv, err)
 		}
 		return cp, nil
 	}
@@ -78,17 +76,95 @@ type Install struct {
 	Classpath string // as [Classpath] returns it
 }
 
-// FindInstall locates java (on PATH) and the ZooKeeper classpath. The
-// error wraps [ErrNotInstalled] when either is missing. FindInstall is
-// safe for concurrent use.
+// FindInstall locates java (on PATH) and the ZooKeeper classpath
+// ([Classpath]). The error wraps [ErrNotInstalled] when either is
+// missing. FindInstall is safe for concurrent use.
 func FindInstall() (Install, error) {
 	cp, err := Classpath()
 	if err != nil {
 		return Install{}, err
 	}
+	return installWith(cp)
+}
+
+// JarInstall locates java (on PATH) and builds the classpath of the
+// ZooKeeper server jar at path ([JarClasspath]). The error wraps
+// [ErrNotInstalled] when java or the jar is missing. JarInstall is safe
+// for concurrent use.
+func JarInstall(path string) (Install, error) {
+	cp, err := JarClasspath(path)
+	if err != nil {
+		return Install{}, err
+	}
+	return installWith(cp)
+}
+
+func installWith(classpath string) (Install, error) {
 	java, err := exec.LookPath("java")
 	if err != nil {
 		return Install{}, fmt.Errorf("%w: %w", ErrNotInstalled, err)
 	}
-	return Install{Java: java, Classpath: cp}, nil
+	return Install{Java: java, Classpath: classpath}, nil
+}
+
+// checkClasspath checks that each entry of cp exists (entries holding a
+// '*' wildcard are not checked).
+func checkClasspath(cp string) error {
+	for _, e := range filepath.SplitList(cp) {
+		if e == "" || strings.Contains(e, "*") {
+			continue
+		}
+		if _, err := os.Stat(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// JarClasspath returns the classpath that runs ZooKeeper's server from
+// the jar at path. A jar whose manifest names its dependencies
+// (Class-Path, as Debian's /usr/share/java/zookeeper.jar does) is the
+// whole classpath; any other jar is followed by the jars of its own
+// directory, as in the lib/ directory of an Apache ZooKeeper release
+// (lib/zookeeper-3.9.3.jar next to zookeeper-jute, netty, slf4j...). The
+// error wraps [ErrNotInstalled] when the jar is missing or is not a jar.
+// JarClasspath is safe for concurrent use.
+func JarClasspath(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("%w: jar %s: %w", ErrNotInstalled, path, err)
+	}
+	hasClassPath, err := manifestClassPath(abs)
+	if err != nil {
+		return "", fmt.Errorf("%w: jar %s: %w", ErrNotInstalled, path, err)
+	}
+	if hasClassPath {
+		return abs, nil
+	}
+	return abs + string(filepath.ListSeparator) + filepath.Join(filepath.Dir(abs), "*"), nil
+}
+
+// manifestClassPath reports whether the jar's manifest has a Class-Path
+// attribute.
+func manifestClassPath(jar string) (bool, error) {
+	zr, err := zip.OpenReader(jar)
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = zr.Close() }() // read only: nothing to lose
+	f, err := zr.Open("META-INF/MANIFEST.MF")
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = f.Close() }() // read only
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "Class-Path:") {
+			return true, nil
+		}
+	}
+	return false, sc.Err()
 }

@@ -32,6 +32,17 @@ type Options struct {
 	// DefaultJVM runs the server with the JVM's own defaults (see
 	// [JVM.Default]).
 	DefaultJVM bool
+	// Install, if not nil, is the java and classpath to run; nil means
+	// [FindInstall]'s.
+	Install *Install
+}
+
+// install returns o.Install, or FindInstall's.
+func (o Options) install() (Install, error) {
+	if o.Install != nil {
+		return *o.Install, nil
+	}
+	return FindInstall()
 }
 
 // Server is one standalone ZooKeeper server (ZooKeeperServerMain)
@@ -67,7 +78,7 @@ func StartServer(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Config.Peers != nil {
 		return nil, errors.New("zklaunch: StartServer: Config.Peers set: a standalone server has none")
 	}
-	inst, err := FindInstall()
+	inst, err := opts.install()
 	if err != nil {
 		return nil, err
 	}

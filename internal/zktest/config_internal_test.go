@@ -61,13 +61,13 @@ func TestPredicates(t *testing.T) {
 		{[]string{l}, 0, true, true},
 	}
 	for _, tt := range tests {
-		if got := soleLeader(tt.modes); got != tt.leader {
+		if got := zklaunch.SoleLeader(tt.modes); got != tt.leader {
 			t.Errorf("soleLeader(%q) = %d, want %d", tt.modes, got, tt.leader)
 		}
 		if got := quorumServing(tt.modes); got != tt.quorum {
 			t.Errorf("quorumServing(%q) = %v, want %v", tt.modes, got, tt.quorum)
 		}
-		if got := allServing(tt.modes); got != tt.all {
+		if got := zklaunch.AllServing(tt.modes); got != tt.all {
 			t.Errorf("allServing(%q) = %v, want %v", tt.modes, got, tt.all)
 		}
 	}

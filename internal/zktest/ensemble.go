@@ -99,7 +99,7 @@ func StartEnsemble(ctx context.Context, n int, opts Options) (*Ensemble, error) 
 	for attempt := 1; ; attempt++ {
 		err := e.launch(ctx)
 		if err == nil {
-			err = e.waitFor(ctx, true, allServing)
+			err = e.waitFor(ctx, true, zklaunch.AllServing)
 		}
 		if err == nil {
 			e.addrs = make([]string, n)
@@ -150,7 +150,7 @@ func (e *Ensemble) launch(ctx context.Context) error {
 		}
 		e.members[i] = m
 		cfg := e.settings.config(filepath.Join(m.dir, "data"), m.clientPort, e.peersOfLocked(i, peers))
-		if err := writeMemberFiles(m.dir, cfg, i+1); err != nil {
+		if err := zklaunch.WriteMember(m.dir, cfg, i+1); err != nil {
 			return err
 		}
 	}
@@ -163,23 +163,6 @@ func (e *Ensemble) launch(ctx context.Context) error {
 		if err := e.waitReadyLocked(ctx, i); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// writeMemberFiles (re)creates dir with zoo.cfg and data/myid.
-func writeMemberFiles(dir string, cfg zklaunch.Config, id int) error {
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("zktest: member directory: %w", err)
-	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return fmt.Errorf("zktest: member directory: %w", err)
-	}
-	if err := cfg.Write(dir); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(cfg.DataDir, "myid"), []byte(strconv.Itoa(id)+"\n"), 0o644); err != nil {
-		return fmt.Errorf("zktest: write myid: %w", err)
 	}
 	return nil
 }
@@ -341,7 +324,7 @@ func (e *Ensemble) StartAll(ctx context.Context) error {
 	defer cancel()
 	err := e.startAll(ctx)
 	if err == nil {
-		err = e.waitFor(ctx, true, allServing)
+		err = e.waitFor(ctx, true, zklaunch.AllServing)
 	}
 	if err != nil && !errors.Is(err, zklaunch.ErrClosed) {
 		e.mu.Lock()

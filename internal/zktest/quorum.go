@@ -25,7 +25,7 @@ func (e *Ensemble) Leader(ctx context.Context) (int, error) {
 	defer cancel()
 	leader := -1
 	err := e.waitFor(ctx, false, func(modes []string) bool {
-		leader = soleLeader(modes)
+		leader = zklaunch.SoleLeader(modes)
 		return leader >= 0
 	})
 	return leader, err
@@ -42,23 +42,9 @@ func (e *Ensemble) WaitServing(ctx context.Context) error {
 	return e.waitFor(ctx, false, quorumServing)
 }
 
-// soleLeader returns the index of the only leader in modes, or -1.
-func soleLeader(modes []string) int {
-	leader := -1
-	for i, m := range modes {
-		if m == zklaunch.ModeLeader {
-			if leader >= 0 {
-				return -1
-			}
-			leader = i
-		}
-	}
-	return leader
-}
-
 // quorumServing reports whether modes show a leader with a majority.
 func quorumServing(modes []string) bool {
-	if soleLeader(modes) < 0 {
+	if zklaunch.SoleLeader(modes) < 0 {
 		return false
 	}
 	serving := 0
@@ -68,19 +54,6 @@ func quorumServing(modes []string) bool {
 		}
 	}
 	return serving > len(modes)/2
-}
-
-// allServing reports whether every member serves under one leader.
-func allServing(modes []string) bool {
-	if soleLeader(modes) < 0 {
-		return false
-	}
-	for _, m := range modes {
-		if m != zklaunch.ModeLeader && m != zklaunch.ModeFollower {
-			return false
-		}
-	}
-	return true
 }
 
 // waitFor polls the members' modes until cond holds or ctx ends. If

@@ -100,7 +100,7 @@ func closeAtCleanup(tb testing.TB, p *Proxy, err error) *Proxy {
 func failStart(tb testing.TB, err error) {
 	tb.Helper()
 	if errors.Is(err, zklaunch.ErrNotInstalled) && !OnCI() {
-		tb.Skipf("%v (skipping: outside CI; under CI=true this fails)", err)
+		tb.Skipf("%v (run scripts/install-zookeeper.sh; skipping: outside CI; under CI=true this fails)", err)
 	}
 	tb.Fatal(err)
 }

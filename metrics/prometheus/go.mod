@@ -1,13 +1,10 @@
 module github.com/zkalloc/zkalloc/metrics/prometheus
 
-go 1.26.8
-
-replace github.com/zkalloc/zkalloc => ../..
+go 1.26
 
 require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
-	github.com/zkalloc/zkalloc v0.0.0-00010101000000-000000000000
 	go.uber.org/goleak v1.3.0
 )
 
@@ -20,6 +17,7 @@ require (
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
+	github.com/zkalloc/zkalloc v0.1.0
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
