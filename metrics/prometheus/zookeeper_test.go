@@ -16,8 +16,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/zkalloc/zkalloc"
-	"github.com/zkalloc/zkalloc/internal/zktest"
 	zkprom "github.com/zkalloc/zkalloc/metrics/prometheus"
+	"github.com/zkalloc/zkalloc/zkserver"
 )
 
 const testTimeout = 30 * time.Second
@@ -131,9 +131,9 @@ func noCounterDown(t *testing.T, prev, next map[string]float64) {
 // it closes: every scrape reports the member's Stats, and no counter
 // goes down.
 func TestCollector(t *testing.T) {
-	srv := zktest.Standalone(t, zktest.Options{})
+	srv := zkserver.Start(t)
 	cfg := zkalloc.Config{
-		Servers: []string{srv.Addr()}, Group: "g", Member: "a",
+		Servers: srv.Servers(), Group: "g", Member: "a",
 		Partitions: map[string][]int32{"t": {0, 1, 2, 3, 4, 5}},
 		Logger:     slog.New(slog.DiscardHandler),
 	}
