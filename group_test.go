@@ -245,8 +245,10 @@ func TestStats(t *testing.T) {
 		}
 		return ""
 	})
-	if s := a.alloc.Stats(); s.SessionID != sid || s.SessionsLost != 0 || s.RevokedLost == 0 {
-		t.Errorf("after a reset: %+v, want session %#x resumed, none lost, and the partitions revoked as lost (no DisconnectGrace)", s, sid)
+	// The lease may run out before the reconnection on a loaded machine
+	// (SessionsLost counts that too), but once at most: one reset.
+	if s := a.alloc.Stats(); s.SessionID != sid || s.SessionsLost > 1 || s.RevokedLost == 0 {
+		t.Errorf("after a reset: %+v, want session %#x resumed, at most one lease lost, and the partitions revoked as lost (no DisconnectGrace)", s, sid)
 	}
 	c.waitConverged(want)
 	held := uint64(len(a.alloc.Current().Assigned))
