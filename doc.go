@@ -60,6 +60,7 @@
 //	<root>/groups/<group>/members/<member>      ephemeral; small JSON about the process
 //	<root>/groups/<group>/partitions/<topic>    persistent; compact id ranges such as "0-63,70"
 //	<root>/groups/<group>/owners/<topic>:<id>   ephemeral; the owner's member name (hand-off claims)
+//	<root>/groups/<group>/holds/<topic>:<id>    persistent; "0x<session> <member>", the claim's hold record
 //	<root>/groups/<group>/seats/<member>        persistent, with Config.DepartureDelay; the member's name
 //
 // # Guarantees
