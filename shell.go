@@ -220,7 +220,11 @@ func (s *shell) DrainEnd() decision.DrainEnd { return s.drainEnd }
 // a slow or stuck strategy holds up neither revocations, acks nor Close.
 // Run does not wait for a run that has not returned when it does (a
 // strategy that never returns must not hold up Close); its answer is
-// dropped.
+// dropped. A run starts only on views that still hold: while the newest
+// member view or partition view is outdated (its Outdated check, sampled
+// just before), the job waits for the newer view on its way, and a job
+// made from views that are no longer the newest is dropped
+// ([decision.Core.StartJob]).
 func (s *shell) Run(ctx context.Context) error {
 	defer s.out.Close()
 	timer := actor.StoppedTimer(s.cfg.clock)
@@ -237,6 +241,10 @@ func (s *shell) Run(ctx context.Context) error {
 	defer close(stop)
 	var running bool         // a strategy run is under way
 	var queued *decision.Job // the newest job asked for, not yet started
+	// The newest views taken, even those the core ignores as equal to the
+	// one before: their Outdated checks are the newest.
+	var lastMembers membership.View
+	var lastParts partitions.View
 	for {
 		r := s.core.Ready()
 		s.apply(r)
@@ -245,10 +253,19 @@ func (s *shell) Run(ctx context.Context) error {
 			queued = r.Compute
 		}
 		if queued != nil && !running {
-			began := s.cfg.clock.Now()
-			s.note(func(p *progress) { p.running = began })
-			go s.compute(*queued, results, stop, began)
-			running, queued = true, nil
+			// The views' Outdated checks are sampled here, at the start,
+			// and the core decides (see decision.Core.StartJob): a job
+			// waits while a newer view is on its way, whose arrival runs
+			// the loop again.
+			switch s.core.StartJob(*queued, lastMembers.Outdated() || lastParts.Outdated()) {
+			case decision.JobRun:
+				began := s.cfg.clock.Now()
+				s.note(func(p *progress) { p.running = began })
+				go s.compute(*queued, results, stop, began)
+				running, queued = true, nil
+			case decision.JobDrop:
+				queued = nil
+			}
 		}
 		if done == nil && s.core.Drained() {
 			s.drainEnd = s.core.DrainEnd()
@@ -295,6 +312,7 @@ func (s *shell) Run(ctx context.Context) error {
 				p.members = true
 				p.listed = slices.Contains(v.Members, s.cfg.core.Member)
 			})
+			lastMembers = v
 			s.tick()
 			s.core.MembersRead(v)
 		case v, ok := <-parts:
@@ -303,6 +321,7 @@ func (s *shell) Run(ctx context.Context) error {
 				break
 			}
 			s.note(func(p *progress) { p.parts = true })
+			lastParts = v
 			s.tick()
 			s.core.PartitionsRead(v)
 		case <-s.cfg.held.Changed():

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -558,5 +559,68 @@ func TestShellGiveUpEndsTheDrain(t *testing.T) {
 	}
 	if got := h.a.DrainEnd(); got != decision.DrainGaveUp {
 		t.Errorf("DrainEnd %v, want gave up", got)
+	}
+}
+
+// outdated is a view's Changed check that the test sets.
+func outdated(b *atomic.Bool) func() bool { return b.Load }
+
+// recording is RoundRobin that records the members of every run.
+type recording struct {
+	mu   sync.Mutex
+	runs [][]string
+}
+
+func (r *recording) Name() string { return "round-robin" }
+func (r *recording) Assign(members []string, parts []rebalance.Partition) (map[string][]rebalance.Partition, error) {
+	r.mu.Lock()
+	r.runs = append(r.runs, slices.Clone(members))
+	r.mu.Unlock()
+	return rebalance.RoundRobin.Assign(members, parts)
+}
+
+// TestShellComputesOnlyFromViewsThatHold plays the race of issue 26
+// between the two lists: c joins at zxid 55 and partitions are added at
+// 56; the set's view at 56 arrives before the member list's at 55. The
+// member view at 50 is outdated by then (its watch has fired), and the
+// shell waits for the newer one instead of computing from the pair and
+// reporting 56 with the list of 50, as a member that has both does with
+// the list of 55. An outdated view replaced by its like (the same zxid)
+// is computed from once the new one holds.
+func TestShellComputesOnlyFromViewsThatHold(t *testing.T) {
+	t.Parallel()
+	rec := &recording{}
+	h := newHarness(t, "b", rec, options{})
+	h.up(7, 1)
+	stale := new(atomic.Bool)
+	stale.Store(true)
+	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 50, SessionID: 7, Reconnects: 1, Changed: outdated(stale)})
+	parts := partitions.View{Partitions: actortest.Parts("t", 0, 1, 2, 3, 4, 5), Zxid: 56, SessionID: 7, Reconnects: 1}
+	h.none(func() { h.sendParts(parts) })
+	h.none(func() { h.sendParts(parts) }) // the loop has gone round again: still nothing
+
+	h.sendMembers(membership.View{Members: []string{"a", "b", "c"}, Zxid: 55, SessionID: 7, Reconnects: 1})
+	u := h.next()
+	if u.Generation != 56 || !slices.Equal(u.Members, []string{"a", "b", "c"}) {
+		t.Fatalf("update = %+v, want generation 56 over [a b c]", u)
+	}
+	// A run on the pair would have been started before the list of 55
+	// was taken, and have returned before the run on it started.
+	rec.mu.Lock()
+	runs := slices.Clone(rec.runs)
+	rec.mu.Unlock()
+	if !slices.EqualFunc(runs, [][]string{{"a", "b", "c"}}, slices.Equal) {
+		t.Errorf("strategy run over %v, want only [a b c]", runs)
+	}
+
+	// The set's view is outdated: a like one, that holds, replaces it.
+	parts.Changed = outdated(stale)
+	parts.Zxid = 57
+	parts.Partitions = actortest.Parts("t", 0, 1, 2)
+	h.none(func() { h.sendParts(parts) })
+	parts.Changed = nil
+	h.sendParts(parts)
+	if u := h.next(); u.Generation != 57 || !slices.Equal(u.Assigned, actortest.Parts("t", 1)) {
+		t.Fatalf("update = %+v, want generation 57 with t:1", u)
 	}
 }

@@ -5,19 +5,33 @@ import "slices"
 // View is one reading of the group's member list: the members, and the
 // seats with DepartureDelay.
 type View struct {
-	Members   []string // sorted, distinct
-	Zxid      int64    // zxid of the last change to the list (the members node's pzxid)
-	SessionID int64    // the session the list was read in
+	Members []string // sorted, distinct
+	// Zxid is the zxid of the last change to the list (the members
+	// node's pzxid), or to the seats' list if newer. The view is the
+	// group as it was at that zxid: two views with one Zxid hold the same
+	// members and seats.
+	Zxid      int64
+	SessionID int64 // the session the list was read in
 	// Reconnects is the session's [session.State.Reconnects] when the list
 	// was read: a view older than the latest reconnection may be stale.
 	Reconnects uint64
 	// Seats are the group's seat nodes, sorted by name, read only with
 	// DepartureDelay; Zxid then covers their list too.
 	Seats []Seat
+	// Changed, if not nil, reports whether the list or the seats may have
+	// changed since this view was read: a watch the reading armed has
+	// fired, and a newer view is on its way. It never blocks and is safe
+	// for concurrent use. Nil means the backend cannot tell (in-memory
+	// ones). Read it through [View.Outdated]; [View.Equal] ignores it.
+	Changed func() bool
 }
 
+// Outdated reports whether v may no longer hold: see [View.Changed].
+// False if Changed is nil.
+func (v View) Outdated() bool { return v.Changed != nil && v.Changed() }
+
 // Equal reports whether v and w list the same members, read at the same
-// zxid in the same session and connection.
+// zxid in the same session and connection. It ignores Changed.
 func (v View) Equal(w View) bool {
 	return v.Zxid == w.Zxid && v.SessionID == w.SessionID && v.Reconnects == w.Reconnects && slices.Equal(v.Members, w.Members) && slices.Equal(v.Seats, w.Seats)
 }

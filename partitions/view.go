@@ -24,7 +24,17 @@ type View struct {
 	// Corrupt lists the topics whose data could not be read, with why;
 	// their partitions are not in Partitions.
 	Corrupt []TopicError
+	// Changed, if not nil, reports whether the set may have changed since
+	// this view was read: a watch the reading armed has fired, and a
+	// newer view is on its way. It never blocks and is safe for
+	// concurrent use. Nil means the backend cannot tell (in-memory ones).
+	// Read it through [View.Outdated]; [View.Equal] ignores it.
+	Changed func() bool
 }
+
+// Outdated reports whether v may no longer hold: see [View.Changed].
+// False if Changed is nil.
+func (v View) Outdated() bool { return v.Changed != nil && v.Changed() }
 
 // TopicError says why a topic's data was rejected.
 type TopicError struct {
@@ -37,7 +47,7 @@ func (e TopicError) Error() string { return fmt.Sprintf("topic %q: %v", e.Topic,
 
 // Equal reports whether v and w say the same: the same partitions and
 // corrupt topics (by name and error text), read at the same zxid in the
-// same session and connection. The set publishes no view equal to the
+// same session and connection (not Changed). The set publishes no view equal to the
 // last, and its readers can skip one.
 func (v View) Equal(w View) bool {
 	return v.Zxid == w.Zxid && v.SessionID == w.SessionID && v.Reconnects == w.Reconnects &&

@@ -143,6 +143,9 @@ type Job struct {
 	Gen        int64
 	session    int64
 	connects   uint64
+	// The zxids of the member view and the partition view it was made
+	// from (see [Core.StartJob]).
+	membersZxid, partsZxid int64
 }
 
 // Ready is what the core wants done, gathered since the previous call to
@@ -398,14 +401,14 @@ func (c *Core) compute() {
 	}
 	members := c.seated()
 	gen := max(c.members.Zxid, c.parts.Zxid)
-	// The set's view is whole at its zxid, but the member list and the set
-	// are read apart: the older of the two may lack a change made before
-	// the newer one's zxid (see Update.Generation), and then equal
-	// generations do not prove equal views. Compare the contents.
+	// Equal generations mean equal views only for views that held when
+	// their job started (see StartJob), and a backend without Outdated
+	// checks (in-memory) gives no such proof: compare the contents too.
 	if c.haveTarget && gen == c.targetGen && slices.Equal(c.targetOf, members) && slices.Equal(c.targetLive, live) && slices.Equal(c.targetParts, c.parts.Partitions) {
 		return
 	}
-	c.job = Job{ID: c.job.ID + 1, Members: members, live: live, Partitions: c.parts.Partitions, Gen: gen, session: c.st.SessionID, connects: c.st.Reconnects}
+	c.job = Job{ID: c.job.ID + 1, Members: members, live: live, Partitions: c.parts.Partitions, Gen: gen, session: c.st.SessionID, connects: c.st.Reconnects,
+		membersZxid: c.members.Zxid, partsZxid: c.parts.Zxid}
 	c.jobOut, c.jobOpen, c.jobAt, c.jobLate = true, true, c.now, false
 }
 

@@ -13,19 +13,19 @@ import (
 // slices must not be modified.
 type Update struct {
 	// Generation identifies the views the assignment was computed from:
-	// the zxid of the newest change to the member list or to the shared
-	// partition set that they contain. Members that computed from the
-	// same views report the same generation. A view of the set is the set
-	// as it was at its zxid: a change written at one zxid, such as one
-	// AddPartitions of several topics, is in it whole or not at all. The
-	// member list and the set are read apart, though: for as long as a
-	// change to one takes to arrive after a newer change to the other, a
-	// member can compute from the older list with the newer set (or the
-	// reverse) and report the newer one's zxid, as does a member that has
-	// both. Tell two Updates apart by their Members and Assigned, not by
-	// the generation alone. Partitions kept through a blip
+	// the zxid of the newest change to the member list (with its seats)
+	// or to the shared partition set that they contain. Members that
+	// report the same generation computed from the same member list,
+	// seats and partition set: the group as it was at that zxid. Each
+	// view is exact at its zxid (a change written at one zxid, such as
+	// one AddPartitions of several topics, is in it whole or not at
+	// all), and the strategy runs only on a pair of views that both still
+	// hold when it starts, so a member never pairs an old member list
+	// with a newer set (or the reverse). Partitions kept through a blip
 	// (Config.DisconnectGrace) keep the generation they were assigned in
-	// until the claims are checked, even if a newer view has arrived.
+	// until the claims are checked, even if a newer view has arrived; a
+	// strategy that fails keeps the previous assignment and its
+	// generation.
 	Generation int64
 	// Members of the group, sorted: the live ones. With
 	// Config.DepartureDelay, a member that has left but whose seat is

@@ -61,9 +61,11 @@ type verdicts struct {
 // read with pzxid, reading the stat of every name it has no verdict for,
 // the requests pipelined. Names that are not valid member names, or nodes
 // that are not a live session's, are left out and logged once each with
-// their path; a node gone meanwhile is left out (the list's watch fires
-// for it). own, this member's name, is taken as a member: list checks it.
-func (m *Actor) members(conn zksession.Conn, names []string, pzxid int64) ([]string, error) {
+// their path; a node gone meanwhile is left out, and whole is false: the
+// list must be read again (its watch has fired), not published, or the
+// view would lack a node the list at its pzxid holds. own, this member's
+// name, is taken as a member: list checks it.
+func (m *Actor) members(conn zksession.Conn, names []string, pzxid int64) (out []string, whole bool, err error) {
 	v := &m.verdicts
 	if v.warned == nil {
 		v.warned = make(map[string]struct{})
@@ -91,12 +93,14 @@ func (m *Actor) members(conn zksession.Conn, names []string, pzxid int64) ([]str
 			errs[i] = zk.ErrNoNode
 		}
 	})
+	whole = true
 	for i, name := range look {
 		switch {
 		case errors.Is(errs[i], zk.ErrNoNode):
+			whole = false
 			continue // gone: no verdict, left out
 		case errs[i] != nil:
-			return nil, fmt.Errorf("read member node %s: %w", m.cfg.Paths.Member(name), errs[i])
+			return nil, false, fmt.Errorf("read member node %s: %w", m.cfg.Paths.Member(name), errs[i])
 		}
 		v.of[name] = stats[i] != nil && membership.IsMember(stats[i].EphemeralOwner)
 		if v.of[name] {
@@ -112,7 +116,7 @@ func (m *Actor) members(conn zksession.Conn, names []string, pzxid int64) ([]str
 		}
 	}
 	keep := make(map[string]bool, len(names))
-	out := make([]string, 0, len(names))
+	out = make([]string, 0, len(names))
 	for _, name := range names {
 		member, known := v.of[name]
 		if known || name == m.cfg.Member {
@@ -128,5 +132,5 @@ func (m *Actor) members(conn zksession.Conn, names []string, pzxid int64) ([]str
 			delete(v.warned, name) // gone: a node of that name later is logged again
 		}
 	}
-	return out, nil
+	return out, whole, nil
 }

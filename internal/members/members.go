@@ -303,8 +303,57 @@ func (m *Actor) work() error {
 	return nil
 }
 
-// list lists the members, arms the list's watch and publishes the view.
+// maxRounds bounds the readings of one attempt to list the members: past
+// it, the list is changing faster than it can be read, and the attempt
+// fails, to be retried after a pause (see [Actor.list]).
+const maxRounds = 8
+
+// errUnsettled says that the list kept changing while it was read.
+var errUnsettled = errors.New("the member list kept changing while it was read")
+
+// list lists the members (and the seats), arms the watches and publishes
+// the view, once a reading holds still: a reading after which a watch it
+// armed has fired, or a listed node was found gone, is read again
+// instead of published. ZooKeeper sends a watch's event before any later
+// reply on the connection, and the client closes the watch's channel
+// before it hands that reply over (see internal/partset's
+// Set.changedSince, and its TestWatchFiresBeforeLaterReply), so a reading
+// whose watches are all open once its last reply is in is the list and
+// the seats as the server had them then: the group as it was at the
+// view's zxid, the newer of the two lists' pzxids. Without it, a node
+// listed but deleted before its Exists was left out of a view with the
+// list's pzxid, which another member kept; and with seats, a member list
+// read before a join could be paired with a seat list read after it,
+// under the seat list's newer pzxid (issue 26). It fails with
+// errUnsettled after maxRounds readings that each found a change.
 func (m *Actor) list(conn zksession.Conn) error {
+	for round := 0; ; round++ {
+		if round == maxRounds {
+			return fmt.Errorf("%w (%d readings)", errUnsettled, round)
+		}
+		v, settled, err := m.read(conn)
+		if err != nil || v == nil {
+			return err
+		}
+		if !settled || v.Outdated() {
+			continue
+		}
+		m.needList = false
+		if _, found := slices.BinarySearch(v.Members, m.cfg.Member); !found {
+			m.cfg.Logger.Warn("zkalloc: own member node is missing; registering again")
+			m.needRegister = true
+		}
+		m.publish(*v)
+		return nil
+	}
+}
+
+// read makes one reading of the list (and the seats) and arms their
+// watches. It returns the view, and whether every node it listed was
+// found (a node gone meanwhile is left out, and the reading must be made
+// again); a nil view without an error if the list is refused by the
+// bounds (its watch is armed).
+func (m *Actor) read(conn zksession.Conn) (*membership.View, bool, error) {
 	var sl seatList
 	done := make(chan struct{})
 	if m.cfg.Seats { // pipelined with the member list
@@ -321,7 +370,7 @@ func (m *Actor) list(conn zksession.Conn) error {
 		if errors.Is(err, zk.ErrNoNode) {
 			m.needRegister = true // the group was deleted under us
 		}
-		return fmt.Errorf("list members %s: %w", m.cfg.Paths.Members(), err)
+		return nil, false, fmt.Errorf("list members %s: %w", m.cfg.Paths.Members(), err)
 	}
 	m.watch = watch
 	if m.cfg.Seats && sl.err == nil {
@@ -335,13 +384,13 @@ func (m *Actor) list(conn zksession.Conn) error {
 			m.refused = msg
 			m.cfg.Logger.Error("zkalloc: refusing the member list; keeping the last one until it changes", "path", m.cfg.Paths.Members(), "err", msg)
 		}
-		return nil
+		return nil, false, nil
 	}
 	m.refused = ""
 	slices.Sort(names)
-	members, err := m.members(conn, names, stat.Pzxid)
+	members, whole, err := m.members(conn, names, stat.Pzxid)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	v := membership.View{Members: members, Zxid: stat.Pzxid, SessionID: conn.SessionID(), Reconnects: m.loop.State().Reconnects}
 	if m.cfg.Seats {
@@ -349,23 +398,35 @@ func (m *Actor) list(conn zksession.Conn) error {
 			if errors.Is(sl.err, zk.ErrNoNode) {
 				m.needSeat = true // deleted under us: our seat makes the parent again
 			}
-			return fmt.Errorf("list seats: %w", sl.err)
+			return nil, false, fmt.Errorf("list seats: %w", sl.err)
 		}
 		if v.Seats, err = seats(conn, m.cfg.Paths, sl.names, members); err != nil {
-			return err
+			return nil, false, err
 		}
 		v.Zxid = max(v.Zxid, sl.stat.Pzxid)
 		if _, found := slices.BinarySearch(sl.names, m.cfg.Member); !found && m.registeredIn == conn.SessionID() {
 			m.needSeat = true // deleted as we came back: make it again
 		}
 	}
-	m.needList = false
-	if _, found := slices.BinarySearch(names, m.cfg.Member); !found {
-		m.cfg.Logger.Warn("zkalloc: own member node is missing; registering again")
-		m.needRegister = true
+	v.Changed = anyFired(watch, m.seatWatch)
+	return &v, whole, nil
+}
+
+// anyFired returns a check, for [membership.View.Changed], of whether
+// one of watches, the watches a reading armed (nil ones are ignored), has
+// fired. It may take a fired watch's event: Run's select on the channel
+// sees it closed all the same.
+func anyFired(watches ...<-chan zk.Event) func() bool {
+	return func() bool {
+		for _, ch := range watches {
+			select {
+			case <-ch:
+				return true
+			default:
+			}
+		}
+		return false
 	}
-	m.publish(v)
-	return nil
 }
 
 // isFatal says which errors end Run instead of being retried.
@@ -541,9 +602,10 @@ func decide(owner, current int64, own map[int64]struct{}, joined bool) decision 
 }
 
 func (m *Actor) publish(v membership.View) {
-	if m.published && v.Equal(m.last) {
-		return
+	if m.published && v.Equal(m.last) && !m.last.Outdated() {
+		return // a view whose watches fired is replaced, even by its like: the shell waits for one that holds
 	}
 	m.last, m.published = v, true
+	m.cfg.Logger.Debug("zkalloc: member view", "zxid", v.Zxid, "members", len(v.Members), "away", len(v.Away()))
 	m.out.Put(v)
 }

@@ -313,3 +313,28 @@ func TestSetUnsettledRetries(t *testing.T) {
 		return v.Zxid == newest(t, obs.Conn, paths)
 	})
 }
+
+// TestSetViewOutdated: a view is outdated as soon as a change to the set
+// made on its own connection has returned (the watch's event comes
+// before the reply), and the set still publishes the change when the
+// check has taken the watch's event.
+func TestSetViewOutdated(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	paths := zkpath.Group{Root: "/zkalloc", Group: t.Name()}
+	m := startSet(t, []string{srv.Addr()}, paths, map[string][]int32{"a": {0}})
+	v := m.waitParts(actortest.Parts("a", 0))
+	if v.Outdated() {
+		t.Fatal("the first view is outdated with nothing changed")
+	}
+	if _, err := m.conn.Set(paths.Topic("a"), []byte("0-1"), -1); err != nil {
+		t.Fatal(err)
+	}
+	if !v.Outdated() {
+		t.Fatal("the view is not outdated after a change made on its connection")
+	}
+	w := m.waitParts(actortest.Parts("a", 0, 1))
+	if w.Outdated() {
+		t.Error("the view of the change is outdated")
+	}
+}

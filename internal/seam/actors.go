@@ -47,7 +47,8 @@ type Session interface {
 type Members interface {
 	actor.Actor
 	// Views delivers the member lists, latest-wins; closed when Run
-	// returns.
+	// returns. A view's Changed may be nil: the member loop then takes
+	// it as holding (see [membership.View.Outdated]).
 	Views() <-chan membership.View
 	// Expire asks for the given seats (DepartureDelay) to be deleted,
 	// each only at the version given; it replaces the previous request
@@ -59,7 +60,8 @@ type Members interface {
 // and publishes the shared set.
 type Partitions interface {
 	actor.Actor
-	// Views delivers the set, latest-wins; closed when Run returns.
+	// Views delivers the set, latest-wins; closed when Run returns. A
+	// view's Changed may be nil, as for Members.
 	Views() <-chan partitions.View
 	// Add and Remove change the shared set and return once it has
 	// changed, waiting for a session if there is none, until ctx ends.

@@ -9,7 +9,10 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// Fired says that the watch registered under Key fired with Event.
+// Fired says that the watch registered under Key fired with Event. Event
+// is the zero Event if another reader of the channel took it first (the
+// client closes a watch's channel after its one event): the watch has
+// fired all the same.
 type Fired struct {
 	Key   string
 	Event zk.Event
@@ -46,10 +49,10 @@ func (s *Set) Add(key string, ch <-chan zk.Event) {
 	go func() {
 		defer s.wg.Done()
 		select {
-		case ev, ok := <-ch:
-			if !ok {
-				return
-			}
+		case ev := <-ch:
+			// ev is zero if the channel was closed without one: another
+			// reader took the event (a view's Outdated check, or the
+			// owner's own look), but the watch has fired all the same.
 			select {
 			case s.out <- Fired{Key: key, Event: ev}:
 			case <-stop:
