@@ -41,13 +41,18 @@ func TestFiveMembersConverge(t *testing.T) {
 	}
 }
 
+// A second member under a live member's name waits for that member's
+// session to end (it could be a crashed run's); when Start's context ends
+// first, it fails with ErrDuplicateMember, and the first keeps everything.
 func TestDuplicateMemberRefused(t *testing.T) {
 	t.Parallel()
 	srv := server(t)
 	c := newCluster(t, []string{srv.Addr()})
 	first := c.start(c.config("same", map[string][]int32{"t": ids(4)}))
 
-	_, err := c.tryStart(c.config("same", nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err := c.tryStartCtx(ctx, c.config("same", nil))
 	if !errors.Is(err, zkalloc.ErrDuplicateMember) {
 		t.Fatalf("Start of a second %q = %v, want ErrDuplicateMember", "same", err)
 	}

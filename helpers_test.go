@@ -94,6 +94,14 @@ func (c *cluster) start(cfg zkalloc.Config) *member {
 
 func (c *cluster) tryStart(cfg zkalloc.Config) (*member, error) {
 	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	return c.tryStartCtx(ctx, cfg)
+}
+
+// tryStartCtx is tryStart with Start bounded by ctx.
+func (c *cluster) tryStartCtx(ctx context.Context, cfg zkalloc.Config) (*member, error) {
+	c.t.Helper()
 	alloc, err := zkalloc.New(cfg)
 	if err != nil {
 		return nil, err
@@ -101,8 +109,6 @@ func (c *cluster) tryStart(cfg zkalloc.Config) (*member, error) {
 	m := &member{name: cfg.Member, alloc: alloc, owned: map[zkalloc.Partition]bool{}, changed: make(chan struct{}), done: make(chan struct{})}
 	go m.consume()
 	c.t.Cleanup(func() { alloc.Close(); <-m.done })
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
 	if err := alloc.Start(ctx); err != nil {
 		return nil, err
 	}
