@@ -329,11 +329,17 @@ func TestShellReleaseTimeout(t *testing.T) {
 	const rt = 10 * time.Second
 	h := newHarness(t, "a", rebalance.RoundRobin, options{manualClaims: true, releaseTimeout: rt})
 	settled(t, h, []string{"a"}, 2)
-	h.sendMembers(membership.View{Members: []string{"a", "b"}, Zxid: 4, SessionID: 1, Reconnects: 1})
+	view := membership.View{Members: []string{"a", "b"}, Zxid: 4, SessionID: 1, Reconnects: 1}
+	h.sendMembers(view)
 	u := h.next()
 	if !slices.Equal(u.Revoked, actortest.Parts("t", 1)) {
 		t.Fatalf("%+v", u)
 	}
+	// A round trip: the loop has handled the delivery, and armed the
+	// release ReleaseTimeout from it (before, WaitTimers could return on
+	// the publication's timer alone, and the Advance below came before
+	// the delivery's timer was armed: a 10 s hang seen under load).
+	h.sendMembers(view)
 	// No ack comes.
 	if err := h.clock.WaitTimers(h.ctx, 1); err != nil {
 		t.Fatal(err)
