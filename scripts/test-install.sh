@@ -45,6 +45,14 @@ fail() {
 version=$($GO run ./scripts/modproxy -out "$tmp/proxy") || fail "building the module proxy"
 echo "+ module proxy of the working tree at $version: $tmp/proxy"
 
+# The go command indexes a package's files in the module cache by the
+# module's directory (its "module index", in the build cache), trusting
+# that module@version never changes; here it does, with every commit,
+# under the one fixed path, so a stale index left out a file added since
+# (internal/decision/jobstart.go: "undefined: decision.JobDrop" on the
+# second run in one clone). GODEBUG=goindex=0 turns the index off; the
+# build cache still keys compiled packages by their files' contents.
+#
 # install MODULE MAIN: go get MODULE@version in a new scratch module and
 # build MAIN, a main package that uses it.
 install() {
@@ -57,7 +65,7 @@ install() {
 		cd "$dir" &&
 			export GOPROXY="file://$tmp/proxy,file://$cache" GOFLAGS=-mod=mod \
 				GOSUMDB=off GONOSUMDB=$root GOWORK=off GOTOOLCHAIN=local \
-				GOMODCACHE="$modcache" &&
+				GOMODCACHE="$modcache" GODEBUG=goindex=0 &&
 			$GO mod init scratch &&
 			$GO get "$mod@$version" &&
 			$GO build -o /dev/null .
