@@ -4,20 +4,76 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 )
 
-// Result is what [Sticky] returns.
+// Result is what [Sticky] returns: the next placement, which holds the
+// new owner of every partition, and the members it was computed for.
+// [Result.Of] gives one member its partitions; [Result.Assigned] gives
+// every member's. A Result is immutable and safe for concurrent use.
 type Result struct {
-	// Assigned maps every member given to Sticky, drained and weight-0
-	// members included (with no partitions), to its partitions, sorted by
-	// [Compare]. The slices share one backing array, each capped at its
-	// own length, so appending to one does not overwrite another.
-	Assigned map[string][]Partition
+	// Next is the Placement to pass to the next call. Next.Owner is the
+	// assignment: every partition's owner.
+	Next Placement
 	// Moved counts the partitions that changed owner, or had none: the
 	// minimum (see [Sticky]).
 	Moved int
-	// Next is the Placement to pass to the next call.
-	Next Placement
+	// Members lists every member given to Sticky, sorted by name, drained
+	// and weight-0 ones included.
+	Members []string
+}
+
+// Of returns member's partitions, sorted by [Compare]: a new slice, empty
+// if member has none or is not a member. A member needs only its own, so
+// Of costs one pass over the owners and allocates only the member's share.
+func (r Result) Of(member string) []Partition {
+	k, ok := slices.BinarySearch(r.Next.Names, member)
+	if !ok {
+		return []Partition{}
+	}
+	n := 0
+	for _, o := range r.Next.Owner {
+		if o == int32(k) {
+			n++
+		}
+	}
+	out := make([]Partition, 0, n)
+	for i, o := range r.Next.Owner {
+		if o == int32(k) {
+			out = append(out, r.Next.Parts[i])
+		}
+	}
+	return out
+}
+
+// Assigned maps every member of r.Members to its partitions, sorted by
+// [Compare] (members with none map to an empty slice). The slices share
+// one new backing array, each capped at its own length, so appending to
+// one does not overwrite another.
+func (r Result) Assigned() map[string][]Partition {
+	names := r.Next.Names
+	pos := make([]int, len(names)+1)
+	for _, o := range r.Next.Owner {
+		pos[o+1]++
+	}
+	for k := range names {
+		pos[k+1] += pos[k]
+	}
+	buf := make([]Partition, len(r.Next.Owner))
+	out := make(map[string][]Partition, len(r.Members))
+	for _, m := range r.Members {
+		out[m] = buf[:0:0]
+	}
+	for k, m := range names {
+		if pos[k+1] > pos[k] {
+			out[m] = buf[pos[k]:pos[k+1]:pos[k+1]]
+		}
+	}
+	for i, o := range r.Next.Owner {
+		buf[pos[o]] = r.Next.Parts[i]
+		pos[o]++
+	}
+	return out
 }
 
 // Sticky assigns parts to members starting from the previous placement
@@ -62,8 +118,10 @@ type Result struct {
 // there are partitions and no member with a positive weight that is not
 // drained: nobody could take them, so the caller keeps what it has.
 //
-// Sticky is safe for concurrent use and does not modify its arguments;
-// its Result shares nothing with them.
+// Sticky is safe for concurrent use and does not modify its arguments.
+// Result.Next.Parts is parts itself when parts is sorted (a copy would
+// cost as much as the rest at 100,000 partitions): the caller must not
+// modify parts afterwards, as an allocator's views are not.
 func Sticky(prev Placement, members []Member, parts []Partition) (Result, error) {
 	ms, err := sortedMembers(members)
 	if err != nil {
@@ -78,31 +136,42 @@ func Sticky(prev Placement, members []Member, parts []Partition) (Result, error)
 	}
 	s := stickyRun{members: ms, parts: parts}
 	s.names(prev)
-	s.merge(prev)
+	if err := s.merge(prev); err != nil {
+		return Result{}, err
+	}
 	if err := s.place(); err != nil {
 		return Result{}, err
 	}
 	return s.result(), nil
 }
 
-// sortedParts returns parts sorted by Compare, a sorted copy unless it
-// already is, or an error if a partition is listed twice.
+// sortedParts returns parts if it is sorted by Compare, a sorted copy if
+// not, or an error if a partition is listed twice.
 func sortedParts(parts []Partition) ([]Partition, error) {
-	cloned := false
 	for i := 1; i < len(parts); i++ {
-		if c := Compare(parts[i-1], parts[i]); c > 0 && !cloned {
+		if c := comparePart(parts[i-1], parts[i]); c == 0 {
+			return nil, fmt.Errorf("%w partition %s: listed twice", ErrInvalid, parts[i])
+		} else if c > 0 {
 			parts = slices.Clone(parts)
 			Sort(parts)
-			cloned = true
-			i = 0
-		} else if c == 0 {
-			return nil, fmt.Errorf("%w partition %s: listed twice", ErrInvalid, parts[i])
+			for i := 1; i < len(parts); i++ {
+				if parts[i-1] == parts[i] {
+					return nil, fmt.Errorf("%w partition %s: listed twice", ErrInvalid, parts[i])
+				}
+			}
+			return parts, nil
 		}
 	}
-	if !cloned {
-		parts = slices.Clone(parts)
-	}
 	return parts, nil
+}
+
+// comparePart is [Compare] made faster for neighbours in a sorted list,
+// which mostly share their topic.
+func comparePart(a, b Partition) int {
+	if a.Topic == b.Topic {
+		return cmp.Compare(a.ID, b.ID)
+	}
+	return strings.Compare(a.Topic, b.Topic)
 }
 
 // stickyRun holds one computation of Sticky. Members are referred to by
@@ -113,11 +182,16 @@ type stickyRun struct {
 	parts   []Partition
 	all     []string
 	prevTo  []int32 // prev.Names[j] is all[prevTo[j]]
-	own     []int32 // index in all of parts[i]'s previous owner, or None
-	home    []int32 // index in all of parts[i]'s previous home, or None
-	owner   []int32 // index in members of parts[i]'s new owner; None while pooled
-	share   []int
-	moved   int
+	// owner[i] is the index in all of parts[i]'s previous owner, or None;
+	// then, once placed, the index in members of its new owner; and last
+	// the index in Next.Names of it.
+	owner []int32
+	// home[i] is the index in all of parts[i]'s previous home, or None;
+	// then of its next home; and last the index in Next.Names of it.
+	home     []int32
+	departed [][2]int32 // partitions whose owner departed or was drained: index, owner
+	share    []int
+	moved    int
 }
 
 // isActive reports whether all[k] is a member that takes a share.
@@ -145,28 +219,46 @@ func (s *stickyRun) names(prev Placement) {
 }
 
 // merge finds each partition's previous owner and home, walking parts
-// and prev.Parts together: both are sorted.
-func (s *stickyRun) merge(prev Placement) {
+// and prev.Parts together: both are sorted. It also checks that
+// prev.Parts is sorted and distinct, comparing only the partitions that
+// are no longer in parts: a partition of prev also in parts lies between
+// its neighbours already (parts is sorted, and the skipped ones are
+// compared).
+func (s *stickyRun) merge(prev Placement) error {
 	n := len(s.parts)
-	s.own = make([]int32, n)
+	s.owner = make([]int32, n)
 	s.home = make([]int32, n)
+	pp := prev.Parts
 	j := 0
+	skip := func() error {
+		if j > 0 && comparePart(pp[j-1], pp[j]) >= 0 {
+			return fmt.Errorf("%w placement: partitions not sorted and distinct at %s", ErrInvalid, pp[j])
+		}
+		j++
+		return nil
+	}
 	for i, p := range s.parts {
-		if j < len(prev.Parts) && prev.Parts[j] != p {
-			for j < len(prev.Parts) && Compare(prev.Parts[j], p) < 0 {
-				j++
+		for j < len(pp) && pp[j] != p && comparePart(pp[j], p) < 0 {
+			if err := skip(); err != nil {
+				return err
 			}
 		}
-		if j < len(prev.Parts) && prev.Parts[j] == p {
-			s.own[i], s.home[i] = s.mapPrev(prev.Owner[j]), None
+		if j < len(pp) && pp[j] == p {
+			s.owner[i], s.home[i] = s.mapPrev(prev.Owner[j]), None
 			if prev.Home != nil {
 				s.home[i] = s.mapPrev(prev.Home[j])
 			}
 			j++
 		} else {
-			s.own[i], s.home[i] = None, None
+			s.owner[i], s.home[i] = None, None
 		}
 	}
+	for j < len(pp) {
+		if err := skip(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *stickyRun) mapPrev(k int32) int32 {
@@ -180,16 +272,17 @@ func (s *stickyRun) mapPrev(k int32) int32 {
 func (s *stickyRun) place() error {
 	m := len(s.members)
 	held := make([]int, m)
-	s.owner = make([]int32, len(s.parts))
 	orphans := 0
-	for i, o := range s.own {
+	for i, o := range s.owner {
 		if s.isActive(o) {
 			held[o]++
-			s.owner[i] = o
-		} else {
-			s.owner[i] = None
-			orphans++
+			continue
 		}
+		if o != None {
+			s.departed = append(s.departed, [2]int32{int32(i), o})
+		}
+		s.owner[i] = None
+		orphans++
 	}
 	share, err := shares(s.members, len(s.parts), held)
 	if err != nil {
@@ -320,18 +413,16 @@ func (s *stickyRun) fill(demand []int, pooled int) {
 // result builds the Result: the assignment and the next placement.
 func (s *stickyRun) result() Result {
 	m := len(s.members)
-	n := len(s.parts)
 	// Next homes, on indices into all, and the names they refer to.
 	used := make([]bool, len(s.all))
-	for i, o := range s.own {
-		h := s.home[i]
-		if o != None && !s.isActive(o) {
-			h = o // its owner departed or was drained: that is its home now
-		}
+	for _, d := range s.departed {
+		s.home[d[0]] = d[1] // its owner departed or was drained: that is its home now
+	}
+	for i, h := range s.home {
 		if h == s.owner[i] {
 			h = None
+			s.home[i] = h
 		}
-		s.home[i] = h
 		if h != None {
 			used[h] = true
 		}
@@ -341,39 +432,28 @@ func (s *stickyRun) result() Result {
 			used[k] = true
 		}
 	}
-	var names []int32
+	var refs []int32
 	for k, u := range used {
 		if u {
-			names = append(names, int32(k))
+			refs = append(refs, int32(k))
 		}
 	}
-	slices.SortFunc(names, func(a, b int32) int { return cmp.Compare(s.all[a], s.all[b]) })
+	slices.SortFunc(refs, func(a, b int32) int { return cmp.Compare(s.all[a], s.all[b]) })
 	remap := make([]int32, len(s.all))
-	next := Placement{Names: make([]string, len(names)), Parts: s.parts, Owner: make([]int32, n), Home: make([]int32, n)}
-	for x, k := range names {
+	next := Placement{Names: make([]string, len(refs)), Parts: s.parts, Owner: s.owner, Home: s.home}
+	for x, k := range refs {
 		next.Names[x] = s.all[k]
 		remap[k] = int32(x)
 	}
-	// The assignment: one backing array, each member's partitions in
-	// Compare order since parts is walked in order.
-	buf := make([]Partition, n)
-	pos := make([]int, m+1)
-	for k := range m {
-		pos[k+1] = pos[k] + s.share[k]
-	}
-	assigned := make(map[string][]Partition, m)
-	for k, mb := range s.members {
-		assigned[mb.Name] = buf[pos[k]:pos[k+1]:pos[k+1]]
-	}
 	for i, o := range s.owner {
-		buf[pos[o]] = s.parts[i]
-		pos[o]++
-		next.Owner[i] = remap[o]
+		s.owner[i] = remap[o] // s.owner becomes next.Owner
 		if h := s.home[i]; h != None {
-			next.Home[i] = remap[h]
-		} else {
-			next.Home[i] = None
+			s.home[i] = remap[h] // and s.home next.Home
 		}
 	}
-	return Result{Assigned: assigned, Moved: s.moved, Next: next}
+	names := make([]string, m)
+	for k, mb := range s.members {
+		names[k] = mb.Name
+	}
+	return Result{Next: next, Moved: s.moved, Members: names}
 }

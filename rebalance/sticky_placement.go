@@ -96,9 +96,10 @@ func (pl Placement) Homes() map[Partition]string {
 	return out
 }
 
-// validate checks the shape [Placement] documents, so that a record read
-// back from storage cannot make [Sticky] index out of range or give a
-// partition twice.
+// validate checks the shape [Placement] documents, but for the order of
+// Parts, which [Sticky] checks as it merges, so that a record read back
+// from storage cannot make Sticky index out of range or give a partition
+// twice.
 func (pl Placement) validate() error {
 	n := len(pl.Parts)
 	if len(pl.Owner) != n || (pl.Home != nil && len(pl.Home) != n) {
@@ -106,7 +107,7 @@ func (pl Placement) validate() error {
 	}
 	seen := make(map[string]bool, len(pl.Names))
 	for _, m := range pl.Names {
-		if err := ValidateName(m); err != nil {
+		if err := validName(m); err != nil {
 			return fmt.Errorf("placement: %w", err)
 		}
 		if seen[m] {
@@ -114,11 +115,9 @@ func (pl Placement) validate() error {
 		}
 		seen[m] = true
 	}
+	// Sticky checks the order of Parts as it reads them.
 	names := int32(len(pl.Names))
 	for i, p := range pl.Parts {
-		if i > 0 && Compare(pl.Parts[i-1], p) >= 0 {
-			return fmt.Errorf("%w placement: partitions not sorted and distinct at %s", ErrInvalid, p)
-		}
 		if o := pl.Owner[i]; o < None || o >= names {
 			return fmt.Errorf("%w placement: owner %d of %s out of range", ErrInvalid, o, p)
 		}

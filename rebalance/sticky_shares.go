@@ -79,7 +79,7 @@ func sortedMembers(members []Member) ([]Member, error) {
 		slices.SortFunc(members, byName)
 	}
 	for i, m := range members {
-		if err := ValidateName(m.Name); err != nil {
+		if err := validName(m.Name); err != nil {
 			return nil, fmt.Errorf("member: %w", err)
 		}
 		if m.Weight < 0 || m.Weight > MaxWeight {
@@ -147,4 +147,19 @@ func shares(members []Member, n int, held []int) ([]int, error) {
 		out[c.i]++
 	}
 	return out, nil
+}
+
+// validName is [ValidateName] with a fast path for printable ASCII, which
+// is what most names are: at a thousand members, ValidateName's
+// per-rune Unicode tables cost more than the rest of [Sticky]'s checks.
+func validName(name string) error {
+	if name == "" || name == "." || name == ".." {
+		return ValidateName(name)
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c > 0x7e || c == '/' {
+			return ValidateName(name)
+		}
+	}
+	return nil
 }

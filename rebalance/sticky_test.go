@@ -63,22 +63,25 @@ func contains(super, sub []rebalance.Partition) bool {
 func TestStickyLeaveMovesOnlyTheLeaversPartitions(t *testing.T) {
 	parts := topic("t", 30)
 	r0 := mustSticky(t, rebalance.Placement{}, weight1("a", "b", "c"), parts)
-	if got, want := counts(r0.Assigned), map[string]int{"a": 10, "b": 10, "c": 10}; !maps.Equal(got, want) {
+	if got, want := counts(r0.Assigned()), map[string]int{"a": 10, "b": 10, "c": 10}; !maps.Equal(got, want) {
 		t.Fatalf("fresh: got %v, want %v", got, want)
 	}
 	r1 := mustSticky(t, r0.Next, weight1("a", "b"), parts)
-	if got, want := counts(r1.Assigned), map[string]int{"a": 15, "b": 15}; !maps.Equal(got, want) {
+	if got, want := counts(r1.Assigned()), map[string]int{"a": 15, "b": 15}; !maps.Equal(got, want) {
 		t.Fatalf("after c left: got %v, want %v", got, want)
 	}
 	for _, m := range []string{"a", "b"} {
-		if !contains(r1.Assigned[m], r0.Assigned[m]) {
-			t.Errorf("%s lost some of %v: now %v", m, r0.Assigned[m], r1.Assigned[m])
+		if !contains(r1.Assigned()[m], r0.Assigned()[m]) {
+			t.Errorf("%s lost some of %v: now %v", m, r0.Assigned()[m], r1.Assigned()[m])
 		}
 	}
 	if r1.Moved != 10 {
 		t.Errorf("moved %d, want c's 10", r1.Moved)
 	}
-	for _, p := range r0.Assigned["c"] {
+	if got := r1.Of("c"); len(got) != 0 || got == nil {
+		t.Errorf("Of(c) after c left = %#v, want an empty slice", got)
+	}
+	for _, p := range r0.Assigned()["c"] {
 		if h := r1.Next.Homes()[p]; h != "c" {
 			t.Errorf("home of %s = %q, want c", p, h)
 		}
@@ -93,8 +96,8 @@ func TestStickyReturningMemberGetsItsOwnBack(t *testing.T) {
 	r0 := mustSticky(t, rebalance.Placement{}, weight1("a", "b", "c"), parts)
 	r1 := mustSticky(t, r0.Next, weight1("a", "b"), parts)
 	r2 := mustSticky(t, r1.Next, weight1("a", "b", "c"), parts)
-	if !reflect.DeepEqual(r2.Assigned, r0.Assigned) {
-		t.Errorf("after c returned: got %v, want the assignment before it left %v", r2.Assigned, r0.Assigned)
+	if !reflect.DeepEqual(r2.Assigned(), r0.Assigned()) {
+		t.Errorf("after c returned: got %v, want the assignment before it left %v", r2.Assigned(), r0.Assigned())
 	}
 	if r2.Moved != 10 {
 		t.Errorf("moved %d, want 10", r2.Moved)
@@ -110,23 +113,23 @@ func TestStickyWeights(t *testing.T) {
 	parts := topic("t", 100)
 	ms := []rebalance.Member{{Name: "a", Weight: 2}, {Name: "b", Weight: 1}, {Name: "c", Weight: 1}}
 	r0 := mustSticky(t, rebalance.Placement{}, ms, parts)
-	if got, want := counts(r0.Assigned), map[string]int{"a": 50, "b": 25, "c": 25}; !maps.Equal(got, want) {
+	if got, want := counts(r0.Assigned()), map[string]int{"a": 50, "b": 25, "c": 25}; !maps.Equal(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 	ms[2].Weight = 2 // 2:1:2 over 100: 40, 20, 40
 	r1 := mustSticky(t, r0.Next, ms, parts)
-	if got, want := counts(r1.Assigned), map[string]int{"a": 40, "b": 20, "c": 40}; !maps.Equal(got, want) {
+	if got, want := counts(r1.Assigned()), map[string]int{"a": 40, "b": 20, "c": 40}; !maps.Equal(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 	if r1.Moved != 15 {
 		t.Errorf("moved %d, want 10 from a and 5 from b", r1.Moved)
 	}
 	for _, m := range []string{"a", "b"} {
-		if !contains(r0.Assigned[m], r1.Assigned[m]) {
-			t.Errorf("%s gained partitions: %v", m, r1.Assigned[m])
+		if !contains(r0.Assigned()[m], r1.Assigned()[m]) {
+			t.Errorf("%s gained partitions: %v", m, r1.Assigned()[m])
 		}
 	}
-	if !contains(r1.Assigned["c"], r0.Assigned["c"]) {
+	if !contains(r1.Assigned()["c"], r0.Assigned()["c"]) {
 		t.Errorf("c lost partitions")
 	}
 }
@@ -140,16 +143,16 @@ func TestStickyDrainAndUndrain(t *testing.T) {
 	r0 := mustSticky(t, rebalance.Placement{}, ms, parts)
 	ms[1].Drained = true
 	r1 := mustSticky(t, r0.Next, ms, parts)
-	if got, want := counts(r1.Assigned), map[string]int{"a": 15, "b": 0, "c": 15}; !maps.Equal(got, want) {
+	if got, want := counts(r1.Assigned()), map[string]int{"a": 15, "b": 0, "c": 15}; !maps.Equal(got, want) {
 		t.Fatalf("drained: got %v, want %v", got, want)
 	}
-	if r1.Moved != 10 || !contains(r1.Assigned["a"], r0.Assigned["a"]) || !contains(r1.Assigned["c"], r0.Assigned["c"]) {
+	if r1.Moved != 10 || !contains(r1.Assigned()["a"], r0.Assigned()["a"]) || !contains(r1.Assigned()["c"], r0.Assigned()["c"]) {
 		t.Errorf("drain moved %d, want only b's 10", r1.Moved)
 	}
 	ms[1].Drained = false
 	r2 := mustSticky(t, r1.Next, ms, parts)
-	if !reflect.DeepEqual(r2.Assigned, r0.Assigned) {
-		t.Errorf("undrained: got %v, want %v", r2.Assigned, r0.Assigned)
+	if !reflect.DeepEqual(r2.Assigned(), r0.Assigned()) {
+		t.Errorf("undrained: got %v, want %v", r2.Assigned(), r0.Assigned())
 	}
 
 	// Undrain into weighted shares: while b (weight 2) is drained, d, e
@@ -160,7 +163,7 @@ func TestStickyDrainAndUndrain(t *testing.T) {
 	r3 := mustSticky(t, rebalance.Placement{}, ms, parts) // 24, 12, 12
 	ms[0].Drained = false
 	r4 := mustSticky(t, r3.Next, ms, parts)
-	if got, want := counts(r4.Assigned), map[string]int{"b": 16, "d": 16, "e": 8, "f": 8}; !maps.Equal(got, want) {
+	if got, want := counts(r4.Assigned()), map[string]int{"b": 16, "d": 16, "e": 8, "f": 8}; !maps.Equal(got, want) {
 		t.Fatalf("undrain: got %v, want %v", got, want)
 	}
 	if r4.Moved != 16 {
@@ -184,14 +187,14 @@ func TestStickyUndrainTakesOnlyFromMembersAboveShare(t *testing.T) {
 	}
 	ms := weight1("w", "x", "y", "z")
 	r := mustSticky(t, prev, ms, parts)
-	if got, want := counts(r.Assigned), map[string]int{"w": 3, "x": 3, "y": 3, "z": 3}; !maps.Equal(got, want) {
+	if got, want := counts(r.Assigned()), map[string]int{"w": 3, "x": 3, "y": 3, "z": 3}; !maps.Equal(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
-	if !reflect.DeepEqual(r.Assigned["y"], owned["y"]) || !reflect.DeepEqual(r.Assigned["z"], owned["z"]) {
-		t.Errorf("y or z changed: %v", r.Assigned)
+	if !reflect.DeepEqual(r.Assigned()["y"], owned["y"]) || !reflect.DeepEqual(r.Assigned()["z"], owned["z"]) {
+		t.Errorf("y or z changed: %v", r.Assigned())
 	}
-	if want := parts[3:6]; !reflect.DeepEqual(r.Assigned["x"], want) {
-		t.Errorf("x got %v, want %v", r.Assigned["x"], want)
+	if want := parts[3:6]; !reflect.DeepEqual(r.Assigned()["x"], want) {
+		t.Errorf("x got %v, want %v", r.Assigned()["x"], want)
 	}
 }
 
@@ -202,9 +205,9 @@ func TestStickyNewAndRemovedPartitions(t *testing.T) {
 	r0 := mustSticky(t, rebalance.Placement{}, weight1("a", "b", "c"), parts)
 	// Remove a's three: a is short by 2, b and c hold 3 with shares 2 each.
 	r1 := mustSticky(t, r0.Next, weight1("a", "b", "c"), slices.DeleteFunc(slices.Clone(parts), func(p rebalance.Partition) bool {
-		return slices.Contains(r0.Assigned["a"], p)
+		return slices.Contains(r0.Assigned()["a"], p)
 	}))
-	if got, want := counts(r1.Assigned), map[string]int{"a": 2, "b": 2, "c": 2}; !maps.Equal(got, want) {
+	if got, want := counts(r1.Assigned()), map[string]int{"a": 2, "b": 2, "c": 2}; !maps.Equal(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 	if r1.Moved != 2 {
@@ -217,23 +220,34 @@ func TestStickyNewAndRemovedPartitions(t *testing.T) {
 		t.Errorf("moved %d, want the 3 new partitions", r2.Moved)
 	}
 	for _, m := range []string{"a", "b", "c"} {
-		if !contains(r2.Assigned[m], r0.Assigned[m]) || len(r2.Assigned[m]) != 4 {
-			t.Errorf("%s: %v, had %v", m, r2.Assigned[m], r0.Assigned[m])
+		if !contains(r2.Assigned()[m], r0.Assigned()[m]) || len(r2.Assigned()[m]) != 4 {
+			t.Errorf("%s: %v, had %v", m, r2.Assigned()[m], r0.Assigned()[m])
 		}
 	}
 }
 
 // TestStickyFillsMostShortFirst: in a first assignment, a is short by 3
 // and b by 2, so a takes one, then both take one each in name order,
-// twice.
+// twice; the members short by the most take one each in name order.
 func TestStickyFillsMostShortFirst(t *testing.T) {
 	r := mustSticky(t, rebalance.Placement{}, weight1("b", "a"), topic("t", 5))
 	want := map[string][]rebalance.Partition{
 		"a": {{Topic: "t", ID: 0}, {Topic: "t", ID: 1}, {Topic: "t", ID: 3}},
 		"b": {{Topic: "t", ID: 2}, {Topic: "t", ID: 4}},
 	}
-	if !reflect.DeepEqual(r.Assigned, want) {
-		t.Errorf("got %v, want %v", r.Assigned, want)
+	if !reflect.DeepEqual(r.Assigned(), want) {
+		t.Errorf("got %v, want %v", r.Assigned(), want)
+	}
+	// Shares 1, 3, 2: b takes one; then b and c; then a, b and c.
+	ms := []rebalance.Member{{Name: "a", Weight: 1}, {Name: "b", Weight: 3}, {Name: "c", Weight: 2}}
+	r = mustSticky(t, rebalance.Placement{}, ms, topic("t", 6))
+	want = map[string][]rebalance.Partition{
+		"a": {{Topic: "t", ID: 3}},
+		"b": {{Topic: "t", ID: 0}, {Topic: "t", ID: 1}, {Topic: "t", ID: 4}},
+		"c": {{Topic: "t", ID: 2}, {Topic: "t", ID: 5}},
+	}
+	if !reflect.DeepEqual(r.Assigned(), want) {
+		t.Errorf("weighted: got %v, want %v", r.Assigned(), want)
 	}
 }
 
@@ -297,8 +311,8 @@ func TestStickyErrors(t *testing.T) {
 	}
 	// No partitions and nobody to take them is fine: nothing to assign.
 	r, err := rebalance.Sticky(rebalance.Placement{}, []rebalance.Member{{Name: "a"}}, nil)
-	if err != nil || len(r.Assigned["a"]) != 0 {
-		t.Errorf("got %v, %v; want a with nothing", r.Assigned, err)
+	if err != nil || len(r.Assigned()["a"]) != 0 {
+		t.Errorf("got %v, %v; want a with nothing", r.Assigned(), err)
 	}
 }
 
@@ -306,13 +320,13 @@ func ExampleSticky() {
 	parts := topic("t", 6)
 	members := []rebalance.Member{{Name: "a", Weight: 1}, {Name: "b", Weight: 1}, {Name: "c", Weight: 1}}
 	first, _ := rebalance.Sticky(rebalance.Placement{}, members, parts)
-	fmt.Println("first:", first.Assigned)
+	fmt.Println("first:", first.Assigned())
 	// c leaves: only its partitions move.
 	second, _ := rebalance.Sticky(first.Next, members[:2], parts)
-	fmt.Println("c left:", second.Assigned, "moved", second.Moved)
+	fmt.Println("c left:", second.Assigned(), "moved", second.Moved)
 	// c returns: it takes back its own.
 	third, _ := rebalance.Sticky(second.Next, members, parts)
-	fmt.Println("c back:", third.Assigned, "moved", third.Moved)
+	fmt.Println("c back:", third.Assigned(), "moved", third.Moved)
 	// Output:
 	// first: map[a:[t:0 t:3] b:[t:1 t:4] c:[t:2 t:5]]
 	// c left: map[a:[t:0 t:2 t:3] b:[t:1 t:4 t:5]] moved 2
