@@ -37,7 +37,8 @@ import (
 //     still below their share, most short first: every member short by
 //     the most takes one in name order, then every member short by the
 //     most of what is left, and so on. A first assignment (prev empty)
-//     is therefore round-robin over the sorted partitions.
+//     with equal shares is therefore round-robin over the sorted
+//     partitions.
 //
 // A partition's home is the member it was taken from when that member
 // departed or was drained; it is kept until the partition returns to
@@ -113,11 +114,11 @@ type stickyRun struct {
 	parts   []Partition
 	all     []string
 	prevTo  []int32 // prev.Names[j] is all[prevTo[j]]
-	// owner[i] is the index in all of parts[i]'s previous owner, or None;
+	// owner[i] is the index in all of parts[i]'s previous owner, or Nobody;
 	// then, once placed, the index in members of its new owner; and last
 	// the index in Next.Names of it.
 	owner []int32
-	// home[i] is the index in all of parts[i]'s previous home, or None;
+	// home[i] is the index in all of parts[i]'s previous home, or Nobody;
 	// then of its next home; and last the index in Next.Names of it.
 	home     []int32
 	departed [][2]int32 // partitions whose owner departed or was drained: index, owner
@@ -175,13 +176,13 @@ func (s *stickyRun) merge(prev Placement) error {
 			}
 		}
 		if j < len(pp) && pp[j] == p {
-			s.owner[i], s.home[i] = s.mapPrev(prev.Owner[j]), None
+			s.owner[i], s.home[i] = s.mapPrev(prev.Owner[j]), Nobody
 			if prev.Home != nil {
 				s.home[i] = s.mapPrev(prev.Home[j])
 			}
 			j++
 		} else {
-			s.owner[i], s.home[i] = None, None
+			s.owner[i], s.home[i] = Nobody, Nobody
 		}
 	}
 	for j < len(pp) {
@@ -193,8 +194,8 @@ func (s *stickyRun) merge(prev Placement) error {
 }
 
 func (s *stickyRun) mapPrev(k int32) int32 {
-	if k == None {
-		return None
+	if k == Nobody {
+		return Nobody
 	}
 	return s.prevTo[k]
 }

@@ -15,10 +15,10 @@ func (s *stickyRun) place() error {
 			held[o]++
 			continue
 		}
-		if o != None {
+		if o != Nobody {
 			s.departed = append(s.departed, [2]int32{int32(i), o})
 		}
-		s.owner[i] = None
+		s.owner[i] = Nobody
 		orphans++
 	}
 	share, err := shares(s.members, len(s.parts), held)
@@ -39,7 +39,7 @@ func (s *stickyRun) place() error {
 	// Step 1: partitions with no owner go home if their home is short.
 	if orphans > 0 {
 		for i, o := range s.owner {
-			if h := s.home[i]; o == None && s.isActive(h) && demand[h] > 0 {
+			if h := s.home[i]; o == Nobody && s.isActive(h) && demand[h] > 0 {
 				s.owner[i] = h
 				demand[h]--
 				pooled--
@@ -74,7 +74,7 @@ func (s *stickyRun) release(held, share, demand []int) int {
 	list := make([]int32, start[m])
 	pos := slices.Clone(start[:m])
 	for i, o := range s.owner {
-		if o != None && held[o] > share[o] {
+		if o != Nobody && held[o] > share[o] {
 			list[pos[o]] = int32(i)
 			pos[o]++
 		}
@@ -99,7 +99,7 @@ func (s *stickyRun) release(held, share, demand []int) int {
 		}
 		for x := len(mine) - 1; excess > 0; x-- {
 			if i := mine[x]; s.owner[i] == int32(k) {
-				s.owner[i] = None
+				s.owner[i] = Nobody
 				excess--
 				pooled++
 			}
@@ -140,7 +140,7 @@ func (s *stickyRun) fill(demand []int, pooled int) {
 	}
 	x := 0
 	for i, o := range s.owner {
-		if o == None {
+		if o == Nobody {
 			s.owner[i] = seq[x]
 			x++
 		}
@@ -157,15 +157,15 @@ func (s *stickyRun) result() Result {
 	}
 	for i, h := range s.home {
 		if h == s.owner[i] {
-			h = None
+			h = Nobody
 			s.home[i] = h
 		}
-		if h != None {
+		if h != Nobody {
 			used[h] = true
 		}
 	}
 	for k := range m {
-		if s.share[k] > 0 {
+		if s.share[k] > 0 { // every owner is a member with a share, and every such member owns
 			used[k] = true
 		}
 	}
@@ -184,7 +184,7 @@ func (s *stickyRun) result() Result {
 	}
 	for i, o := range s.owner {
 		s.owner[i] = remap[o] // s.owner becomes next.Owner
-		if h := s.home[i]; h != None {
+		if h := s.home[i]; h != Nobody {
 			s.home[i] = remap[h] // and s.home next.Home
 		}
 	}

@@ -5,8 +5,9 @@ import (
 	"slices"
 )
 
-// None marks a partition of a [Placement] with no owner or no home.
-const None = -1
+// Nobody is the index, in a [Placement]'s Owner or Home, of no member:
+// the partition has no owner, or no home.
+const Nobody = -1
 
 // Placement is the state the sticky assignment ([Sticky]) carries from
 // one assignment to the next: who owns each partition, and, for a
@@ -17,9 +18,9 @@ const None = -1
 // a table of names and two small integers per partition.
 //
 //   - Parts lists the partitions, sorted by [Compare] and distinct.
-//   - Owner[i] is the index in Names of Parts[i]'s owner, or [None].
+//   - Owner[i] is the index in Names of Parts[i]'s owner, or [Nobody].
 //   - Home[i] is the index in Names of the member Parts[i] was taken from
-//     when that member departed or was drained, or [None]. Home may be
+//     when that member departed or was drained, or [Nobody]. Home may be
 //     nil, meaning no partition has a home.
 //   - Names lists the names referred to, distinct.
 //
@@ -78,7 +79,7 @@ func PlacementFrom(owned map[string][]Partition) (Placement, error) {
 func (pl Placement) Owners() map[string][]Partition {
 	out := make(map[string][]Partition)
 	for i, o := range pl.Owner {
-		if o != None {
+		if o != Nobody {
 			out[pl.Names[o]] = append(out[pl.Names[o]], pl.Parts[i])
 		}
 	}
@@ -89,7 +90,7 @@ func (pl Placement) Owners() map[string][]Partition {
 func (pl Placement) Homes() map[Partition]string {
 	out := make(map[Partition]string)
 	for i, h := range pl.Home {
-		if h != None {
+		if h != Nobody {
 			out[pl.Parts[i]] = pl.Names[h]
 		}
 	}
@@ -118,11 +119,11 @@ func (pl Placement) validate() error {
 	// Sticky checks the order of Parts as it reads them.
 	names := int32(len(pl.Names))
 	for i, p := range pl.Parts {
-		if o := pl.Owner[i]; o < None || o >= names {
+		if o := pl.Owner[i]; o < Nobody || o >= names {
 			return fmt.Errorf("%w placement: owner %d of %s out of range", ErrInvalid, o, p)
 		}
 		if pl.Home != nil {
-			if h := pl.Home[i]; h < None || h >= names {
+			if h := pl.Home[i]; h < Nobody || h >= names {
 				return fmt.Errorf("%w placement: home %d of %s out of range", ErrInvalid, h, p)
 			}
 		}
