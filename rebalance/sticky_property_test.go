@@ -28,10 +28,6 @@ func (w *stickyWorld) newName() string {
 	return fmt.Sprintf("m%02d", w.named)
 }
 
-func (w *stickyWorld) find(name string) int {
-	return slices.IndexFunc(w.members, func(m rebalance.Member) bool { return m.Name == name })
-}
-
 // event applies one random event and names it.
 func (w *stickyWorld) event() string {
 	r := w.r
