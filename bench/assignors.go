@@ -52,6 +52,7 @@ type Result func() Assignment
 func Assignors() []Assignor {
 	as := []Assignor{
 		zk(rebalance.Balanced, "zkalloc balanced"),
+		zkSticky("zkalloc sticky"),
 		zk(rebalance.RoundRobin, "zkalloc round-robin"),
 		zk(rebalance.Range, "zkalloc range"),
 		franz(kgo.StickyBalancer(), "franz-go sticky"),
@@ -78,6 +79,36 @@ func zk(s rebalance.Strategy, name string) Assignor {
 				return nil, err
 			}
 			return func() Assignment { return fromPartitions(got) }, nil
+		}
+	}}
+}
+
+// zkSticky runs rebalance.Sticky with every member at weight 1, and
+// Result.Assigned. Its
+// previous placement is built from in.Prev outside the timed part, as an
+// allocator holds the placement it read from the agreed record (decoding
+// that record is not timed; see docs/sticky.md).
+func zkSticky(name string) Assignor {
+	return Assignor{Name: name, Sticky: true, Prepare: func(in Input) func() (Result, error) {
+		members := make([]rebalance.Member, 0, len(in.Members))
+		for _, m := range slices.Sorted(slices.Values(in.Members)) {
+			members = append(members, rebalance.Member{Name: m, Weight: 1})
+		}
+		parts := Partitions(in.Topics)
+		prev, err := rebalance.PlacementFrom(ToPartitions(in.Prev))
+		if err != nil {
+			panic(err)
+		}
+		return func() (Result, error) {
+			got, err := rebalance.Sticky(prev, members, parts)
+			if err != nil {
+				return nil, err
+			}
+			// Every member's list is built in the timed part, as a
+			// franz-go plan holds every member's: a member of a real
+			// group needs only its own (Result.Of), which costs less.
+			all := got.Assigned()
+			return func() Assignment { return fromPartitions(all) }, nil
 		}
 	}}
 }

@@ -4,8 +4,11 @@
 // [ValidateTopic], [MaxNameLen]); and the strategies that split
 // partitions among the members of a group: the [Strategy] interface, the
 // built-in [RoundRobin], [Range] and [Balanced], and [Compute], which runs
-// a strategy and checks its answer. It imports only the standard library,
-// so a strategy written against it pulls in nothing else.
+// a strategy and checks its answer; and [Sticky], which, unlike the
+// strategies, starts from the previous [Placement] and moves only the
+// partitions that must move, with weights and drained members ([Member],
+// [Shares]). It imports only the standard library, so a strategy written
+// against it pulls in nothing else.
 //
 // Strategies are pure and deterministic: every member runs the same one
 // on the same sorted members and partitions and takes its own share, so
