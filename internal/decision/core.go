@@ -79,7 +79,8 @@ type Core struct {
 	job       Job       // the newest computation asked for
 	jobOut    bool      // job is to be returned by Ready
 	jobOpen   bool      // job has not been answered
-	jobAt     time.Time // when it was asked for
+	jobRun    bool      // job has started (StartJob said JobRun)
+	jobAt     time.Time // when it was asked for, then when it started
 	jobLate   bool      // its lateness was logged
 
 	target      []rebalance.Partition // this member's share of the newest views; valid if haveTarget
@@ -340,7 +341,7 @@ func (c *Core) step() {
 		c.compute()
 	}
 	c.seatsDue()
-	if c.jobOpen && !c.jobLate && !c.now.Before(c.jobAt.Add(StrategyStall)) {
+	if c.jobOpen && c.jobRun && !c.jobLate && !c.now.Before(c.jobAt.Add(StrategyStall)) {
 		c.jobLate = true
 		c.log(slog.LevelWarn, "zkalloc: strategy has not returned; keeping the previous assignment meanwhile", "strategy", c.cfg.Strategy, "after", c.now.Sub(c.jobAt), "members", len(c.job.Members), "partitions", len(c.job.Partitions))
 	}
@@ -364,7 +365,7 @@ func (c *Core) wake() time.Time {
 	}
 	var at time.Time
 	var late time.Time
-	if c.jobOpen && !c.jobLate {
+	if c.jobOpen && c.jobRun && !c.jobLate {
 		late = c.jobAt.Add(StrategyStall)
 	}
 	for _, t := range []time.Time{c.releaseAt, c.graceAt, late, c.seatWake()} {
@@ -409,7 +410,7 @@ func (c *Core) compute() {
 	}
 	c.job = Job{ID: c.job.ID + 1, Members: members, live: live, Partitions: c.parts.Partitions, Gen: gen, session: c.st.SessionID, connects: c.st.Reconnects,
 		membersZxid: c.members.Zxid, partsZxid: c.parts.Zxid}
-	c.jobOut, c.jobOpen, c.jobAt, c.jobLate = true, true, c.now, false
+	c.jobOut, c.jobOpen, c.jobRun, c.jobAt, c.jobLate = true, true, false, c.now, false
 }
 
 // keeping reports whether the newest snapshot's partitions stay with the

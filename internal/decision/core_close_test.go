@@ -252,6 +252,36 @@ func TestCoreCloseWithoutASessionIsDrained(t *testing.T) {
 	}
 }
 
+// A job that waits for a newer view (StartJob said JobWait) has not run:
+// however long it waits, the core does not log the strategy as stalled,
+// and times it from when it starts. (Before, the stall counted from when
+// the job was asked for, and a wait past StrategyStall logged "strategy
+// has not returned" for a strategy that had not started.)
+func TestCoreDoesNotTimeAWaitingJob(t *testing.T) {
+	t.Parallel()
+	c := NewCore(Config{Member: "a", Strategy: "slow", ReleaseTimeout: time.Minute}, t0)
+	c.SessionChanged(session.State{Status: session.Up, SessionID: 1, Reconnects: 1})
+	c.MembersRead(view(1, 1, 2, "a"))
+	c.PartitionsRead(parts(1, 1, 3, 0))
+	job := c.Ready().Compute
+	if job == nil {
+		t.Fatal("no job")
+	}
+	if got := c.StartJob(*job, true); got != JobWait {
+		t.Fatalf("StartJob(outdated) = %v, want JobWait", got)
+	}
+	c.Tick(t0.Add(2 * StrategyStall))
+	if r := c.Ready(); len(r.Logs) != 0 || !r.Wake.IsZero() {
+		t.Fatalf("Ready %+v while the job waits, want no log and no wake-up", r)
+	}
+	if got := c.StartJob(*job, false); got != JobRun {
+		t.Fatalf("StartJob = %v, want JobRun", got)
+	}
+	if r := c.Ready(); !r.Wake.Equal(t0.Add(3 * StrategyStall)) {
+		t.Fatalf("Ready %+v, want the stall timed from the start", r)
+	}
+}
+
 func TestCoreLogsAStalledStrategy(t *testing.T) {
 	t.Parallel()
 	c := NewCore(Config{Member: "a", Strategy: "slow", ReleaseTimeout: time.Minute}, t0)
@@ -259,8 +289,14 @@ func TestCoreLogsAStalledStrategy(t *testing.T) {
 	c.MembersRead(view(1, 1, 2, "a"))
 	c.PartitionsRead(parts(1, 1, 3, 0))
 	r := c.Ready()
-	if r.Compute == nil || !r.Wake.Equal(t0.Add(StrategyStall)) {
-		t.Fatalf("Ready %+v, want a job and a wake-up when it is late", r)
+	if r.Compute == nil || !r.Wake.IsZero() {
+		t.Fatalf("Ready %+v, want a job and no wake-up before it starts", r)
+	}
+	if got := c.StartJob(*r.Compute, false); got != JobRun {
+		t.Fatalf("StartJob = %v, want JobRun", got)
+	}
+	if r := c.Ready(); !r.Wake.Equal(t0.Add(StrategyStall)) {
+		t.Fatalf("Ready %+v, want a wake-up when the started job is late", r)
 	}
 	c.Tick(t0.Add(StrategyStall))
 	r = c.Ready()

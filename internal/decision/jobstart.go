@@ -46,6 +46,8 @@ func (c *Core) StartJob(job Job, outdated bool) JobStart {
 	case outdated:
 		return JobWait
 	}
-	c.jobAt, c.jobLate = c.now, false // the stall is counted from the start
+	// The stall is counted from the start: a job that waited for a newer
+	// view has not run, and is not late.
+	c.jobRun, c.jobAt, c.jobLate = true, c.now, false
 	return JobRun
 }
