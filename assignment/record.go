@@ -1,0 +1,343 @@
+package assignment
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/zkalloc/zkalloc/rebalance"
+)
+
+// ErrInvalid is the error malformed data or input wraps: it is
+// [rebalance.ErrInvalid], so that errors.Is finds it either way.
+var ErrInvalid = rebalance.ErrInvalid
+
+// ErrStale is wrapped, with [ErrInvalid], by [DecodeShare] when a share
+// node's data does not hash to what the head says.
+var ErrStale = errors.New("assignment: share node does not match the head")
+
+// ErrTooLarge is wrapped by [Encode] when the head or a share node would
+// be larger than [MaxNodeBytes].
+var ErrTooLarge = errors.New("assignment: node too large")
+
+// MaxNodeBytes bounds each node's data, the head's and each share's: half
+// of ZooKeeper's default request limit (jute.maxbuffer, 1 MiB), so that a
+// node fits in a multi with others and a member's reply buffer.
+const MaxNodeBytes = 512_000
+
+// MaxPartitions bounds the partitions of a record, as
+// partitions.MaxPartitions bounds a set: 2^20.
+const MaxPartitions = 1 << 20
+
+// Input is what a record is computed for and holds.
+type Input struct {
+	// MembersZxid and PartitionsZxid are the zxids of the member and
+	// partition views the placement was computed for.
+	MembersZxid, PartitionsZxid int64
+	// Members are the members it was computed for (any order): every
+	// owner of the placement must be one of them.
+	Members []rebalance.Member
+	// Placement is the assignment, as [rebalance.Sticky]'s Result.Next
+	// gives it: every partition has an owner.
+	Placement rebalance.Placement
+}
+
+// Node is a share node to create: its name (a child of the head) and
+// data.
+type Node struct {
+	Name string
+	Data []byte
+}
+
+// Encoded is a record ready to write.
+type Encoded struct {
+	Head     Head
+	HeadData []byte
+	// Create lists the share nodes to create before the head is written,
+	// sorted by name: those of the members whose share changed since
+	// prev. A member whose share is the same keeps its node.
+	Create []Node
+	// Stale lists prev's share nodes that the new head no longer names,
+	// sorted: to delete once the head is written.
+	Stale []string
+}
+
+// NodeName is the name of the share node of the member at index i of
+// the members of generation gen: "<gen>-<i>". Share nodes are never
+// written over: a record's new shares get new names, so a reader that
+// holds a head reads exactly the shares it names, or finds them gone
+// (the head is no longer current) but never changed.
+func NodeName(gen int64, i int) string {
+	return strconv.FormatInt(gen, 10) + "-" + strconv.Itoa(i)
+}
+
+// NodeGeneration returns the generation of a share node's name, and
+// whether name is one [NodeName] makes.
+func NodeGeneration(name string) (int64, bool) {
+	g, i, ok := strings.Cut(name, "-")
+	if !ok {
+		return 0, false
+	}
+	gen, err := natural(g)
+	if err != nil || gen == 0 {
+		return 0, false
+	}
+	if _, err := natural(i); err != nil || len(i) > 9 {
+		return 0, false
+	}
+	return gen, true
+}
+
+// Orphans returns the children of the head's node that no record can
+// name any more, sorted: share nodes of a generation at or below h's
+// that h does not name (left by a writer whose head's compare-and-set
+// failed, or by one that stopped before deleting its stale nodes), and
+// children that are not share nodes. Nodes of a later generation are
+// kept: a member may be writing the next record now.
+func Orphans(h Head, children []string) []string {
+	named := make(map[string]bool, len(h.Members))
+	for _, e := range h.Members {
+		named[e.Node] = true
+	}
+	var out []string
+	for _, c := range children {
+		if g, ok := NodeGeneration(c); ok && (g > h.Generation || named[c]) {
+			continue
+		}
+		out = append(out, c)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Encode lays in out as the record that follows prev (the zero Head
+// when there is none): its head, of generation prev.Generation+1, the
+// share nodes to create and prev's nodes it no longer names. It returns
+// an error wrapping [ErrInvalid] for an invalid member (name, weight,
+// listed twice) or placement (lengths, indices, order, an owner that is
+// not a member, a partition with no owner, a home that is its owner or
+// not a valid name), and one wrapping [ErrTooLarge] naming the node and
+// its size if the head or a share would exceed [MaxNodeBytes]. It does
+// not modify in or prev and is safe for concurrent use.
+func Encode(in Input, prev Head) (Encoded, error) {
+	pl := in.Placement
+	if err := checkPlacement(pl); err != nil {
+		return Encoded{}, err
+	}
+	if in.MembersZxid < 0 || in.PartitionsZxid < 0 {
+		return Encoded{}, fmt.Errorf("%w input: negative zxid", ErrInvalid)
+	}
+	h := Head{Generation: prev.Generation + 1, MembersZxid: in.MembersZxid, PartitionsZxid: in.PartitionsZxid}
+	h.Members = make([]Entry, len(in.Members))
+	for i, m := range in.Members {
+		if err := validMember(m.Name); err != nil {
+			return Encoded{}, fmt.Errorf("member: %w", err)
+		}
+		if m.Weight < 0 || m.Weight > rebalance.MaxWeight {
+			return Encoded{}, fmt.Errorf("%w member %q: weight %d outside 0 to %d", ErrInvalid, m.Name, m.Weight, rebalance.MaxWeight)
+		}
+		h.Members[i].Member = m
+	}
+	slices.SortFunc(h.Members, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
+	for i := 1; i < len(h.Members); i++ {
+		if h.Members[i-1].Name == h.Members[i].Name {
+			return Encoded{}, fmt.Errorf("%w member %q listed twice", ErrInvalid, h.Members[i].Name)
+		}
+	}
+	// member[k] is the index in h.Members of Names[k], or -1.
+	member := make([]int, len(pl.Names))
+	for k, name := range pl.Names {
+		i, ok := slices.BinarySearchFunc(h.Members, name, func(e Entry, n string) int { return strings.Compare(e.Name, n) })
+		member[k] = -1
+		if ok {
+			member[k] = i
+		}
+	}
+	// Each member's partitions, in one array, by counting.
+	start := make([]int, len(h.Members)+1)
+	for i, o := range pl.Owner {
+		if o == rebalance.Nobody {
+			return Encoded{}, fmt.Errorf("%w placement: %s has no owner", ErrInvalid, pl.Parts[i])
+		}
+		if member[o] < 0 {
+			return Encoded{}, fmt.Errorf("%w placement: owner %q of %s is not a member", ErrInvalid, pl.Names[o], pl.Parts[i])
+		}
+		start[member[o]+1]++
+	}
+	for i := range h.Members {
+		start[i+1] += start[i]
+	}
+	own := make([]rebalance.Partition, len(pl.Parts))
+	var home []string
+	if pl.Home != nil {
+		home = make([]string, len(pl.Parts))
+	}
+	next := slices.Clone(start[:len(h.Members)])
+	for i, o := range pl.Owner {
+		m := member[o]
+		own[next[m]] = pl.Parts[i]
+		if home != nil && pl.Home[i] != rebalance.Nobody {
+			home[next[m]] = pl.Names[pl.Home[i]]
+		}
+		next[m]++
+	}
+
+	var out Encoded
+	var buf []byte
+	for i := range h.Members {
+		e := &h.Members[i]
+		lo, hi := start[i], start[i+1]
+		if e.Count = hi - lo; e.Count == 0 {
+			continue
+		}
+		var hs []string
+		if home != nil {
+			hs = home[lo:hi]
+		}
+		buf = appendShare(buf[:0], own[lo:hi], hs)
+		if len(buf) > MaxNodeBytes {
+			return Encoded{}, fmt.Errorf("%w: the share of %q, %d partitions, takes %d bytes, over %d", ErrTooLarge, e.Name, e.Count, len(buf), MaxNodeBytes)
+		}
+		e.Sum = Sum(buf)
+		if p, ok := prev.Of(e.Name); ok && p.Node != "" && p.Sum == e.Sum && p.Count == e.Count {
+			e.Node = p.Node
+			continue
+		}
+		e.Node = NodeName(h.Generation, i)
+		out.Create = append(out.Create, Node{Name: e.Node, Data: slices.Clone(buf)})
+	}
+	slices.SortFunc(out.Create, func(a, b Node) int { return strings.Compare(a.Name, b.Name) })
+	out.HeadData = appendHead(nil, h)
+	if len(out.HeadData) > MaxNodeBytes {
+		return Encoded{}, fmt.Errorf("%w: the head, %d members, takes %d bytes, over %d", ErrTooLarge, len(h.Members), len(out.HeadData), MaxNodeBytes)
+	}
+	named := make(map[string]bool, len(h.Members))
+	for _, e := range h.Members {
+		named[e.Node] = true
+	}
+	for _, e := range prev.Members {
+		if e.Node != "" && !named[e.Node] {
+			out.Stale = append(out.Stale, e.Node)
+		}
+	}
+	slices.Sort(out.Stale)
+	out.Head = h
+	return out, nil
+}
+
+// checkPlacement checks pl's shape: lengths, indices in range, names
+// valid and distinct, partitions valid, sorted and distinct, no home
+// equal to its owner.
+func checkPlacement(pl rebalance.Placement) error {
+	n := len(pl.Parts)
+	if n > MaxPartitions {
+		return fmt.Errorf("%w placement: %d partitions, more than %d", ErrInvalid, n, MaxPartitions)
+	}
+	if len(pl.Owner) != n || pl.Home != nil && len(pl.Home) != n {
+		return fmt.Errorf("%w placement: %d partitions, %d owners, %d homes", ErrInvalid, n, len(pl.Owner), len(pl.Home))
+	}
+	seen := make(map[string]bool, len(pl.Names))
+	for _, name := range pl.Names {
+		if err := validMember(name); err != nil {
+			return fmt.Errorf("placement: %w", err)
+		}
+		if seen[name] {
+			return fmt.Errorf("%w placement: name %q listed twice", ErrInvalid, name)
+		}
+		seen[name] = true
+	}
+	names := int32(len(pl.Names))
+	for i, p := range pl.Parts {
+		if i == 0 || p.Topic != pl.Parts[i-1].Topic {
+			if err := rebalance.ValidateTopic(p.Topic); err != nil {
+				return fmt.Errorf("placement: %w", err)
+			}
+		}
+		if p.ID < 0 {
+			return fmt.Errorf("%w placement: %s has a negative ID", ErrInvalid, p)
+		}
+		if i > 0 && rebalance.Compare(pl.Parts[i-1], p) >= 0 {
+			return fmt.Errorf("%w placement: %s after %s: partitions not sorted and distinct", ErrInvalid, p, pl.Parts[i-1])
+		}
+		if o := pl.Owner[i]; o < rebalance.Nobody || o >= names {
+			return fmt.Errorf("%w placement: owner %d of %s out of range", ErrInvalid, o, p)
+		}
+		if pl.Home != nil {
+			if hm := pl.Home[i]; hm < rebalance.Nobody || hm >= names || hm != rebalance.Nobody && hm == pl.Owner[i] {
+				return fmt.Errorf("%w placement: home %d of %s out of range or its owner", ErrInvalid, hm, p)
+			}
+		}
+	}
+	return nil
+}
+
+// Decode reads the whole record: the head h and the data of every share
+// node it names, by name in shares. It returns the placement the record
+// holds, canonical as [rebalance.Sticky] makes it (Names sorted and
+// holding only the names referred to; Home as long as Parts, [rebalance.Nobody]
+// where a partition has no home), so a placement Sticky returned survives [Encode] then Decode
+// exactly. Errors are [DecodeShare]'s, and one wrapping [ErrInvalid] for
+// a missing node or a partition owned twice.
+func Decode(h Head, shares map[string][]byte) (rebalance.Placement, error) {
+	type row struct {
+		p           rebalance.Partition
+		owner, home string
+	}
+	total := 0
+	for _, e := range h.Members {
+		total += e.Count
+	}
+	if total > MaxPartitions {
+		return rebalance.Placement{}, fmt.Errorf("%w record: more than %d partitions", ErrInvalid, MaxPartitions)
+	}
+	rows := make([]row, 0, total)
+	names := make(map[string]bool)
+	for _, e := range h.Members {
+		if e.Node == "" {
+			continue
+		}
+		data, ok := shares[e.Node]
+		if !ok {
+			return rebalance.Placement{}, fmt.Errorf("%w record: no data for %q's node %s", ErrInvalid, e.Name, e.Node)
+		}
+		sh, err := DecodeShare(e, data)
+		if err != nil {
+			return rebalance.Placement{}, err
+		}
+		names[e.Name] = true
+		for i, p := range sh.Owned {
+			r := row{p: p, owner: e.Name}
+			if sh.Home != nil && sh.Home[i] != "" {
+				r.home = sh.Home[i]
+				names[r.home] = true
+			}
+			rows = append(rows, r)
+		}
+	}
+	slices.SortFunc(rows, func(a, b row) int { return rebalance.Compare(a.p, b.p) })
+	pl := rebalance.Placement{Names: make([]string, 0, len(names))}
+	for n := range names {
+		pl.Names = append(pl.Names, n)
+	}
+	slices.Sort(pl.Names)
+	index := make(map[string]int32, len(pl.Names))
+	for i, n := range pl.Names {
+		index[n] = int32(i)
+	}
+	pl.Parts = make([]rebalance.Partition, len(rows))
+	pl.Owner = make([]int32, len(rows))
+	pl.Home = make([]int32, len(rows))
+	for i, r := range rows {
+		if i > 0 && rows[i-1].p == r.p {
+			return rebalance.Placement{}, fmt.Errorf("%w record: %s owned by both %q and %q", ErrInvalid, r.p, rows[i-1].owner, r.owner)
+		}
+		pl.Parts[i], pl.Owner[i] = r.p, index[r.owner]
+		pl.Home[i] = rebalance.Nobody
+		if r.home != "" {
+			pl.Home[i] = index[r.home]
+		}
+	}
+	return pl, nil
+}
