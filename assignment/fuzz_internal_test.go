@@ -16,9 +16,9 @@ import (
 // head's) and is written back byte for byte (a head has one encoding).
 func FuzzDecodeHead(f *testing.F) {
 	f.Add([]byte("zkalloc-assignment 1\ng 1 0 0\n"))
-	f.Add([]byte("zkalloc-assignment 1\ng 3 17 18\nm 1 0 1-0 6704f7c663d619dc 30 a\nm 2 1 - 0000000000000000 0 b c\n"))
-	f.Add([]byte("zkalloc-assignment 1\ng 3 17 18\nm 1 0 4-0 6704f7c663d619dc 30 a\n"))
-	f.Add([]byte("zkalloc-assignment 1\ng 3 17 18\nm 1 0 1-0 6704f7c663d619dc 30 b\nm 1 0 1-1 6704f7c663d619dc 30 a\n"))
+	f.Add([]byte("zkalloc-assignment 1\ng 3 17 18\nm 1 0 1-6704f7c663d619dc 30 a\nm 2 1 - 0 b c\n"))
+	f.Add([]byte("zkalloc-assignment 1\ng 3 17 18\nm 1 0 4-6704f7c663d619dc 30 a\n"))
+	f.Add([]byte("zkalloc-assignment 1\ng 3 17 18\nm 1 0 1-6704f7c663d619dc 30 b\nm 1 0 1-6704f7c663d619dD 30 a\n"))
 	f.Add([]byte("zkalloc-assignment 1\ng 01 0 0\n"))
 	f.Add([]byte("zkalloc-assignment 2\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -40,7 +40,7 @@ func FuzzDecodeHead(f *testing.F) {
 			if (e.Node == "") != (e.Count == 0) {
 				t.Fatalf("%q: node %q with %d partitions", e.Name, e.Node, e.Count)
 			}
-			if g, ok := NodeGeneration(e.Node); e.Node != "" && (!ok || g > h.Generation) {
+			if g, sum, ok := ParseNodeName(e.Node); e.Node != "" && (!ok || g > h.Generation || sum != e.Sum) {
 				t.Fatalf("%q: node %q in generation %d", e.Name, e.Node, h.Generation)
 			}
 			total += e.Count
@@ -70,7 +70,7 @@ func FuzzDecodeShare(f *testing.F) {
 	f.Add([]byte("o t 1-9/0\n"), "a", 5)
 	f.Add([]byte(""), "a", 0)
 	f.Fuzz(func(t *testing.T, data []byte, owner string, count int) {
-		e := Entry{Member: rebalance.Member{Name: owner}, Node: "1-0", Sum: Sum(data), Count: count}
+		e := Entry{Member: rebalance.Member{Name: owner}, Node: NodeName(1, Sum(data)), Sum: Sum(data), Count: count}
 		sh, err := DecodeShare(e, data)
 		if err != nil {
 			if !errors.Is(err, ErrInvalid) {

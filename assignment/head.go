@@ -28,7 +28,7 @@ type Head struct {
 type Entry struct {
 	rebalance.Member        // its name, weight and drained flag, as computed for
 	Node             string // its share node, a child of the head; "" when it owns nothing
-	Sum              uint64 // the share node's [Sum]
+	Sum              uint64 // the share node's [Sum], which its name holds; 0 when it has none
 	Count            int    // the partitions it owns
 }
 
@@ -54,8 +54,8 @@ const headMagic = "zkalloc-assignment 1\n"
 
 // appendHead writes h: the magic line, "g <generation> <members zxid>
 // <partitions zxid>", then one line per member, "m <weight> <drained:
-// 0|1> <node|-> <sum, 16 hex digits> <count> <name>", the name last since
-// it may hold spaces.
+// 0|1> <node|-> <count> <name>", the name last since it may hold spaces.
+// The node's name holds its sum.
 func appendHead(b []byte, h Head) []byte {
 	b = append(b, headMagic...)
 	b = append(b, "g "...)
@@ -79,8 +79,6 @@ func appendHead(b []byte, h Head) []byte {
 			b = append(b, e.Node...)
 		}
 		b = append(b, ' ')
-		b = appendHex16(b, e.Sum)
-		b = append(b, ' ')
 		b = strconv.AppendInt(b, int64(e.Count), 10)
 		b = append(b, ' ')
 		b = append(b, e.Name...)
@@ -101,7 +99,8 @@ func appendHex16(b []byte, v uint64) []byte {
 // the format's version, the numbers, every member name ([validMember])
 // and weight, that members are sorted and distinct, that a member has a
 // node exactly when it owns partitions, that node names are as
-// [NodeName] makes them for a generation at most the head's, and that
+// [NodeName] makes them for a generation at most the head's (the
+// entry's Sum is the one its node's name holds), and that
 // the counts add up to at most [MaxPartitions]. Anything else is an error
 // wrapping [ErrInvalid].
 func DecodeHead(data []byte) (Head, error) {
@@ -149,7 +148,7 @@ func DecodeHead(data []byte) (Head, error) {
 
 // parseEntry reads one member line of a head of generation gen.
 func parseEntry(line string, gen int64) (Entry, error) {
-	var f [6]string
+	var f [5]string
 	rest := line
 	for i := range f {
 		var ok bool
@@ -177,30 +176,22 @@ func parseEntry(line string, gen int64) (Entry, error) {
 	default:
 		return Entry{}, fmt.Errorf("%w: drained flag %q of %q", ErrInvalid, f[2], e.Name)
 	}
-	count, err := natural(f[5])
+	count, err := natural(f[4])
 	if err != nil || count > MaxPartitions {
-		return Entry{}, fmt.Errorf("%w: count %q of %q", ErrInvalid, f[5], e.Name)
+		return Entry{}, fmt.Errorf("%w: count %q of %q", ErrInvalid, f[4], e.Name)
 	}
 	e.Count = int(count)
-	if len(f[4]) != 16 {
-		return Entry{}, fmt.Errorf("%w: sum %q of %q", ErrInvalid, f[4], e.Name)
-	}
-	sum, err := strconv.ParseUint(f[4], 16, 64)
-	if err != nil || string(appendHex16(nil, sum)) != f[4] {
-		return Entry{}, fmt.Errorf("%w: sum %q of %q", ErrInvalid, f[4], e.Name)
-	}
-	e.Sum = sum
 	if f[3] == "-" {
-		if e.Count != 0 || e.Sum != 0 {
+		if e.Count != 0 {
 			return Entry{}, fmt.Errorf("%w: %q owns %d partitions and has no node", ErrInvalid, e.Name, e.Count)
 		}
 		return e, nil
 	}
-	g, ok := NodeGeneration(f[3])
+	g, sum, ok := ParseNodeName(f[3])
 	if !ok || g > gen || e.Count == 0 {
 		return Entry{}, fmt.Errorf("%w: node %q of %q (with %d partitions, in generation %d)", ErrInvalid, f[3], e.Name, e.Count, gen)
 	}
-	e.Node = f[3]
+	e.Node, e.Sum = f[3], sum
 	return e, nil
 }
 

@@ -64,30 +64,36 @@ type Encoded struct {
 	Stale []string
 }
 
-// NodeName is the name of the share node of the member at index i of
-// the members of generation gen: "<gen>-<i>". Share nodes are never
-// written over: a record's new shares get new names, so a reader that
-// holds a head reads exactly the shares it names, or finds them gone
-// (the head is no longer current) but never changed.
-func NodeName(gen int64, i int) string {
-	return strconv.FormatInt(gen, 10) + "-" + strconv.Itoa(i)
+// NodeName is the name of a share node created by the record of
+// generation gen, whose data has the [Sum] sum: "<gen>-<sum, 16 hex
+// digits>". Share nodes are never written over, and their names are
+// their content: two members writing the same generation from the same
+// inputs create the same nodes with the same data (the second create
+// finds the node there, and may go on), and from different inputs
+// different nodes, so a writer never finds a node of its own name with
+// other data. A reader that holds a head reads exactly the shares it
+// names, or finds them gone (the head is no longer current), never
+// changed.
+func NodeName(gen int64, sum uint64) string {
+	return string(appendHex16(append(strconv.AppendInt(nil, gen, 10), '-'), sum))
 }
 
-// NodeGeneration returns the generation of a share node's name, and
-// whether name is one [NodeName] makes.
-func NodeGeneration(name string) (int64, bool) {
-	g, i, ok := strings.Cut(name, "-")
-	if !ok {
-		return 0, false
+// ParseNodeName returns the generation and sum of a share node's name,
+// and whether name is one [NodeName] makes.
+func ParseNodeName(name string) (gen int64, sum uint64, ok bool) {
+	g, h, ok := strings.Cut(name, "-")
+	if !ok || len(h) != 16 {
+		return 0, 0, false
 	}
 	gen, err := natural(g)
 	if err != nil || gen == 0 {
-		return 0, false
+		return 0, 0, false
 	}
-	if _, err := natural(i); err != nil || len(i) > 9 {
-		return 0, false
+	sum, err = strconv.ParseUint(h, 16, 64)
+	if err != nil || string(appendHex16(nil, sum)) != h {
+		return 0, 0, false
 	}
-	return gen, true
+	return gen, sum, true
 }
 
 // Orphans returns the children of the head's node that no record can
@@ -103,7 +109,7 @@ func Orphans(h Head, children []string) []string {
 	}
 	var out []string
 	for _, c := range children {
-		if g, ok := NodeGeneration(c); ok && (g > h.Generation || named[c]) {
+		if g, _, ok := ParseNodeName(c); ok && (g > h.Generation || named[c]) {
 			continue
 		}
 		out = append(out, c)
@@ -205,7 +211,7 @@ func Encode(in Input, prev Head) (Encoded, error) {
 			e.Node = p.Node
 			continue
 		}
-		e.Node = NodeName(h.Generation, i)
+		e.Node = NodeName(h.Generation, e.Sum)
 		out.Create = append(out.Create, Node{Name: e.Node, Data: slices.Clone(buf)})
 	}
 	slices.SortFunc(out.Create, func(a, b Node) int { return strings.Compare(a.Name, b.Name) })

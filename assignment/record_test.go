@@ -231,20 +231,24 @@ func TestShareData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]string{}
-	for _, n := range enc.Create {
-		got[n.Name] = string(n.Data)
+	var got []string
+	for _, e := range enc.Head.Members {
+		for _, n := range enc.Create {
+			if n.Name == e.Node {
+				got = append(got, string(n.Data))
+			}
+		}
 	}
-	want := map[string]string{
-		"1-0": "o events-00 0-1,3,6-7,9,12-13,15,18-19,21,24-25,27\no events-01 0-1,3,6-7,9,12-13,15,18-19,21,24-25,27\nh events-00 1-25/6 b\nh events-01 1-25/6 b\n",
-		"1-1": "o events-00 2,4-5,8,10-11,14,16-17,20,22-23,26,28-29\no events-01 2,4-5,8,10-11,14,16-17,20,22-23,26,28-29\nh events-00 4-28/6 b\nh events-01 4-28/6 b\n",
+	want := []string{
+		"o events-00 0-1,3,6-7,9,12-13,15,18-19,21,24-25,27\no events-01 0-1,3,6-7,9,12-13,15,18-19,21,24-25,27\nh events-00 1-25/6 b\nh events-01 1-25/6 b\n",
+		"o events-00 2,4-5,8,10-11,14,16-17,20,22-23,26,28-29\no events-01 2,4-5,8,10-11,14,16-17,20,22-23,26,28-29\nh events-00 4-28/6 b\nh events-01 4-28/6 b\n",
 	}
-	if !reflect.DeepEqual(got, want) {
+	if !slices.Equal(got, want) {
 		t.Fatalf("share nodes:\n got %q\nwant %q", got, want)
 	}
 	wantHead := "zkalloc-assignment 1\ng 1 0 0\n" +
-		fmt.Sprintf("m 1 0 1-0 %016x 30 a\n", assignment.Sum([]byte(want["1-0"]))) +
-		fmt.Sprintf("m 1 0 1-1 %016x 30 c\n", assignment.Sum([]byte(want["1-1"])))
+		fmt.Sprintf("m 1 0 1-%016x 30 a\n", assignment.Sum([]byte(want[0]))) +
+		fmt.Sprintf("m 1 0 1-%016x 30 c\n", assignment.Sum([]byte(want[1])))
 	if string(enc.HeadData) != wantHead {
 		t.Fatalf("head:\n got %q\nwant %q", enc.HeadData, wantHead)
 	}
@@ -287,15 +291,24 @@ func TestSteadyWritesNothingNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var created []string
+	var created, want []string
 	for _, n := range third.Create {
 		created = append(created, n.Name)
 	}
-	if want := []string{"3-0", "3-1", "3-2"}; !slices.Equal(created, want) {
+	for _, e := range third.Head.Members {
+		want = append(want, assignment.NodeName(3, e.Sum))
+	}
+	slices.Sort(want)
+	if !slices.Equal(created, want) {
 		t.Fatalf("created %v, want %v", created, want)
 	}
-	if want := []string{"1-0", "1-1", "1-2", "1-3"}; !slices.Equal(third.Stale, want) {
-		t.Fatalf("stale %v, want %v", third.Stale, want)
+	var stale []string
+	for _, e := range first.Head.Members {
+		stale = append(stale, e.Node)
+	}
+	slices.Sort(stale)
+	if !slices.Equal(third.Stale, stale) {
+		t.Fatalf("stale %v, want %v", third.Stale, stale)
 	}
 }
 
@@ -305,9 +318,11 @@ func TestSteadyWritesNothingNew(t *testing.T) {
 // next generation may be creating now.
 func TestOrphans(t *testing.T) {
 	t.Parallel()
-	h := assignment.Head{Generation: 5, Members: []assignment.Entry{{Node: "3-0"}, {Node: "5-1"}, {}}}
-	children := []string{"5-1", "3-0", "5-0", "4-2", "6-0", "7-3", "junk", "05-1", "3-x"}
-	want := []string{"05-1", "3-x", "4-2", "5-0", "junk"}
+	n := func(gen int64, sum uint64) string { return assignment.NodeName(gen, sum) }
+	h := assignment.Head{Generation: 5, Members: []assignment.Entry{{Node: n(3, 1)}, {Node: n(5, 2)}, {}}}
+	children := []string{n(5, 2), n(3, 1), n(5, 3), n(4, 2), n(6, 1), n(7, 9), "junk", "0" + n(5, 2), "3-x", "3-0"}
+	want := []string{"0" + n(5, 2), "3-0", "3-x", n(4, 2), n(5, 3), "junk"}
+	slices.Sort(want)
 	if got := assignment.Orphans(h, children); !slices.Equal(got, want) {
 		t.Fatalf("Orphans = %v, want %v", got, want)
 	}
