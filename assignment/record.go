@@ -1,8 +1,10 @@
 package assignment
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -287,10 +289,6 @@ func checkPlacement(pl rebalance.Placement) error {
 // exactly. Errors are [DecodeShare]'s, and one wrapping [ErrInvalid] for
 // a missing node or a partition owned twice.
 func Decode(h Head, shares map[string][]byte) (rebalance.Placement, error) {
-	type row struct {
-		p           rebalance.Partition
-		owner, home string
-	}
 	total := 0
 	for _, e := range h.Members {
 		total += e.Count
@@ -298,8 +296,13 @@ func Decode(h Head, shares map[string][]byte) (rebalance.Placement, error) {
 	if total > MaxPartitions {
 		return rebalance.Placement{}, fmt.Errorf("%w record: more than %d partitions", ErrInvalid, MaxPartitions)
 	}
-	rows := make([]row, 0, total)
-	names := make(map[string]bool)
+	// The shares, and every name they refer to.
+	type owned struct {
+		name  string
+		share Share
+	}
+	all := make([]owned, 0, len(h.Members))
+	index := make(map[string]int32)
 	for _, e := range h.Members {
 		if e.Node == "" {
 			continue
@@ -312,38 +315,100 @@ func Decode(h Head, shares map[string][]byte) (rebalance.Placement, error) {
 		if err != nil {
 			return rebalance.Placement{}, err
 		}
-		names[e.Name] = true
-		for i, p := range sh.Owned {
-			r := row{p: p, owner: e.Name}
-			if sh.Home != nil && sh.Home[i] != "" {
-				r.home = sh.Home[i]
-				names[r.home] = true
+		all = append(all, owned{e.Name, sh})
+		index[e.Name] = 0
+		for _, hm := range sh.Home {
+			if hm != "" {
+				index[hm] = 0
 			}
-			rows = append(rows, r)
 		}
 	}
-	slices.SortFunc(rows, func(a, b row) int { return rebalance.Compare(a.p, b.p) })
-	pl := rebalance.Placement{Names: make([]string, 0, len(names))}
-	for n := range names {
-		pl.Names = append(pl.Names, n)
-	}
-	slices.Sort(pl.Names)
-	index := make(map[string]int32, len(pl.Names))
+	pl := rebalance.Placement{Names: slices.Sorted(maps.Keys(index))}
 	for i, n := range pl.Names {
 		index[n] = int32(i)
 	}
-	pl.Parts = make([]rebalance.Partition, len(rows))
-	pl.Owner = make([]int32, len(rows))
-	pl.Home = make([]int32, len(rows))
-	for i, r := range rows {
-		if i > 0 && rows[i-1].p == r.p {
-			return rebalance.Placement{}, fmt.Errorf("%w record: %s owned by both %q and %q", ErrInvalid, r.p, rows[i-1].owner, r.owner)
+	// Each topic's partitions with their owner and home: a share lists
+	// its partitions by topic, so a topic is looked up once per share,
+	// not once per partition, and no string is compared per partition.
+	type cell struct{ id, owner, home int32 }
+	topicOf := make(map[string]int)
+	var topics []string
+	var cells [][]cell
+	for _, o := range all {
+		owner := index[o.name]
+		for i := 0; i < len(o.share.Owned); {
+			topic := o.share.Owned[i].Topic
+			t, ok := topicOf[topic]
+			if !ok {
+				t = len(topics)
+				topicOf[topic] = t
+				topics = append(topics, topic)
+				cells = append(cells, nil)
+			}
+			for ; i < len(o.share.Owned) && o.share.Owned[i].Topic == topic; i++ {
+				c := cell{o.share.Owned[i].ID, owner, rebalance.Nobody}
+				if o.share.Home != nil && o.share.Home[i] != "" {
+					c.home = index[o.share.Home[i]]
+				}
+				cells[t] = append(cells[t], c)
+			}
 		}
-		pl.Parts[i], pl.Owner[i] = r.p, index[r.owner]
-		pl.Home[i] = rebalance.Nobody
-		if r.home != "" {
-			pl.Home[i] = index[r.home]
+	}
+	order := make([]int, len(topics))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(topics[a], topics[b]) })
+	pl.Parts = make([]rebalance.Partition, 0, total)
+	pl.Owner = make([]int32, 0, total)
+	pl.Home = make([]int32, 0, total)
+	for _, t := range order {
+		cs := sortCells(cells[t], func(c cell) int32 { return c.id })
+		for i, c := range cs {
+			if i > 0 && cs[i-1].id == c.id {
+				p := rebalance.Partition{Topic: topics[t], ID: c.id}
+				return rebalance.Placement{}, fmt.Errorf("%w record: %s owned by both %q and %q", ErrInvalid, p, pl.Names[cs[i-1].owner], pl.Names[c.owner])
+			}
+			pl.Parts = append(pl.Parts, rebalance.Partition{Topic: topics[t], ID: c.id})
+			pl.Owner = append(pl.Owner, c.owner)
+			pl.Home = append(pl.Home, c.home)
 		}
 	}
 	return pl, nil
+}
+
+// sortCells sorts cs by the non-negative key id: by placing each cell at
+// its ID's offset when the IDs are dense (a topic's IDs usually are: at
+// most twice as many slots as cells), in one pass and with no
+// comparison; else with a sort. Cells with equal keys (an invalid
+// record) end up next to each other, for the caller to report.
+func sortCells[C any](cs []C, id func(C) int32) []C {
+	if len(cs) < 2 {
+		return cs
+	}
+	lo, hi := id(cs[0]), id(cs[0])
+	for _, c := range cs {
+		lo, hi = min(lo, id(c)), max(hi, id(c))
+	}
+	span := int64(hi) - int64(lo) + 1
+	if span > 2*int64(len(cs)) {
+		slices.SortFunc(cs, func(a, b C) int { return cmp.Compare(id(a), id(b)) })
+		return cs
+	}
+	slot := make([]int32, span) // 1 + the index in cs of the cell of each ID
+	for i, c := range cs {
+		k := id(c) - lo
+		if slot[k] != 0 { // a duplicate: the record is invalid, sort to report it
+			slices.SortFunc(cs, func(a, b C) int { return cmp.Compare(id(a), id(b)) })
+			return cs
+		}
+		slot[k] = int32(i) + 1
+	}
+	out := make([]C, 0, len(cs))
+	for _, k := range slot {
+		if k != 0 {
+			out = append(out, cs[k-1])
+		}
+	}
+	return out
 }

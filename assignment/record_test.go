@@ -376,3 +376,39 @@ func scattered(n int) rebalance.Placement {
 	}
 	return pl
 }
+
+// TestDecodeErrors: a record whose shares overlap, or that names a node
+// the store lacks, or whose node differs from its hash, is refused.
+func TestDecodeErrors(t *testing.T) {
+	t.Parallel()
+	share := func(data string) (string, []byte) {
+		return assignment.NodeName(1, assignment.Sum([]byte(data))), []byte(data)
+	}
+	na, da := share("o t 0-9\n")
+	nb, db := share("o t 9-11\n")      // 9 is a's too: dense path
+	nc, dc := share("o t 5,1000000\n") // 5 is a's too: sparse path
+	head := func(es ...assignment.Entry) assignment.Head { return assignment.Head{Generation: 1, Members: es} }
+	a := assignment.Entry{Member: rebalance.Member{Name: "a", Weight: 1}, Node: na, Sum: assignment.Sum(da), Count: 10}
+	b := assignment.Entry{Member: rebalance.Member{Name: "b", Weight: 1}, Node: nb, Sum: assignment.Sum(db), Count: 3}
+	c := assignment.Entry{Member: rebalance.Member{Name: "c", Weight: 1}, Node: nc, Sum: assignment.Sum(dc), Count: 2}
+	store := map[string][]byte{na: da, nb: db, nc: dc}
+	tests := []struct {
+		name   string
+		h      assignment.Head
+		store  map[string][]byte
+		want   error
+		wantOK bool
+	}{
+		{"one share", head(a), store, nil, true},
+		{"overlap dense", head(a, b), store, assignment.ErrInvalid, false},
+		{"overlap sparse", head(a, c), store, assignment.ErrInvalid, false},
+		{"missing node", head(a), map[string][]byte{}, assignment.ErrInvalid, false},
+		{"other data", head(a), map[string][]byte{na: db}, assignment.ErrStale, false},
+	}
+	for _, tt := range tests {
+		_, err := assignment.Decode(tt.h, tt.store)
+		if tt.wantOK != (err == nil) || tt.want != nil && !errors.Is(err, tt.want) {
+			t.Errorf("%s: Decode = %v, want %v", tt.name, err, tt.want)
+		}
+	}
+}
