@@ -96,8 +96,8 @@ func Sum(data []byte) uint64 {
 // nodes written as [Encode] names them, but costs one comparison).
 func DecodeShare(e Entry, data []byte) (Share, error) {
 	if e.Node == "" {
-		if len(data) > 0 {
-			return Share{}, fmt.Errorf("%w share of %q: data for a member that owns nothing", ErrInvalid, e.Name)
+		if len(data) > 0 || e.Count != 0 {
+			return Share{}, fmt.Errorf("%w share of %q: %d partitions or data without a node", ErrInvalid, e.Name, e.Count)
 		}
 		return Share{}, nil
 	}
