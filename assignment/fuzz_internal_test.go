@@ -89,7 +89,20 @@ func FuzzDecodeShare(f *testing.F) {
 				t.Fatalf("accepted home %q for owner %q", sh.Home[i], owner)
 			}
 		}
-		again := appendShare(nil, sh.Owned, sh.Home)
+		var names []string
+		var home, own []int32
+		for k := range sh.Owned {
+			own = append(own, int32(k))
+		}
+		for _, h := range sh.Home {
+			k := int32(rebalance.Nobody)
+			if h != "" {
+				k = int32(len(names))
+				names = append(names, h)
+			}
+			home = append(home, k)
+		}
+		again := appendShare(nil, sh.Owned, own, home, names)
 		e.Sum = Sum(again)
 		sh2, err := DecodeShare(e, again)
 		if err != nil {

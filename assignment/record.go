@@ -177,18 +177,11 @@ func Encode(in Input, prev Head) (Encoded, error) {
 	for i := range h.Members {
 		start[i+1] += start[i]
 	}
-	own := make([]rebalance.Partition, len(pl.Parts))
-	var home []string
-	if pl.Home != nil {
-		home = make([]string, len(pl.Parts))
-	}
+	own := make([]int32, len(pl.Parts)) // indices in pl.Parts, by member
 	next := slices.Clone(start[:len(h.Members)])
 	for i, o := range pl.Owner {
 		m := member[o]
-		own[next[m]] = pl.Parts[i]
-		if home != nil && pl.Home[i] != rebalance.Nobody {
-			home[next[m]] = pl.Names[pl.Home[i]]
-		}
+		own[next[m]] = int32(i)
 		next[m]++
 	}
 
@@ -200,11 +193,7 @@ func Encode(in Input, prev Head) (Encoded, error) {
 		if e.Count = hi - lo; e.Count == 0 {
 			continue
 		}
-		var hs []string
-		if home != nil {
-			hs = home[lo:hi]
-		}
-		buf = appendShare(buf[:0], own[lo:hi], hs)
+		buf = appendShare(buf[:0], pl.Parts, own[lo:hi], pl.Home, pl.Names)
 		if len(buf) > MaxNodeBytes {
 			return Encoded{}, fmt.Errorf("%w: the share of %q, %d partitions, takes %d bytes, over %d", ErrTooLarge, e.Name, e.Count, len(buf), MaxNodeBytes)
 		}

@@ -21,20 +21,22 @@ type Share struct {
 // owns, "o <topic> <ids>", in topic order, then one line per topic and
 // home, "h <topic> <ids> <home>", in topic then home order, the IDs in
 // the form of appendIDs. The home comes last because a member name may
-// hold spaces. own and home are parallel; own is sorted.
-func appendShare(b []byte, own []rebalance.Partition, home []string) []byte {
+// hold spaces. The share is parts[own[0]], parts[own[1]], ..., sorted;
+// home[k] is the index in names of parts[k]'s home, or
+// [rebalance.Nobody]; home may be nil. Taking indices rather than
+// partitions lets Encode group a whole record by member with an int32
+// per partition, which the garbage collector does not scan.
+func appendShare(b []byte, parts []rebalance.Partition, own []int32, home []int32, names []string) []byte {
 	var ids []int32
 	for i := 0; i < len(own); {
-		j := i
-		for j < len(own) && own[j].Topic == own[i].Topic {
-			j++
-		}
+		topic := parts[own[i]].Topic
 		ids = ids[:0]
-		for _, p := range own[i:j] {
-			ids = append(ids, p.ID)
+		j := i
+		for ; j < len(own) && parts[own[j]].Topic == topic; j++ {
+			ids = append(ids, parts[own[j]].ID)
 		}
 		b = append(b, "o "...)
-		b = append(b, own[i].Topic...)
+		b = append(b, topic...)
 		b = append(b, ' ')
 		b = appendIDs(b, ids)
 		b = append(b, '\n')
@@ -48,9 +50,9 @@ func appendShare(b []byte, own []rebalance.Partition, home []string) []byte {
 		home string
 	}
 	var hs []homed
-	for i, h := range home {
-		if h != "" {
-			hs = append(hs, homed{own[i], h})
+	for _, k := range own {
+		if h := home[k]; h != rebalance.Nobody {
+			hs = append(hs, homed{parts[k], names[h]})
 		}
 	}
 	slices.SortStableFunc(hs, func(a, b homed) int {
