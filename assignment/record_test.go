@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/zkalloc/zkalloc/assignment"
@@ -355,6 +356,9 @@ func TestEncodeErrors(t *testing.T) {
 		{"negative zxid", assignment.Input{Members: members("a"), Placement: ok, MembersZxid: -1}, assignment.ErrInvalid},
 		{"share too large", assignment.Input{Members: members("a"), Placement: rebalance.Placement{Names: []string{"a"}, Parts: big, Owner: make([]int32, len(big))}}, nil},
 		{"scattered share too large", assignment.Input{Members: members("a"), Placement: scattered(200_000)}, assignment.ErrTooLarge},
+		{"head too large", assignment.Input{Members: longNames(2_500)}, assignment.ErrTooLarge},
+		{"head at its limit", assignment.Input{Members: longNames(1_700)}, nil},
+		{"name too long", assignment.Input{Members: members(strings.Repeat("n", rebalance.MaxNameLen+1))}, assignment.ErrInvalid},
 	}
 	for _, tt := range tests {
 		_, err := assignment.Encode(tt.in, assignment.Head{})
@@ -411,4 +415,14 @@ func TestDecodeErrors(t *testing.T) {
 			t.Errorf("%s: Decode = %v, want %v", tt.name, err, tt.want)
 		}
 	}
+}
+
+// longNames is n members of the longest names.
+func longNames(n int) []rebalance.Member {
+	var ms []rebalance.Member
+	for i := range n {
+		name := fmt.Sprintf("%05d", i) + strings.Repeat("n", rebalance.MaxNameLen-5)
+		ms = append(ms, rebalance.Member{Name: name, Weight: 1})
+	}
+	return ms
 }
