@@ -91,8 +91,13 @@ func ParseNodeName(name string) (gen int64, sum uint64, ok bool) {
 	if err != nil || gen == 0 {
 		return 0, 0, false
 	}
+	for i := 0; i < len(h); i++ { // lower-case hex only: one name per sum
+		if c := h[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return 0, 0, false
+		}
+	}
 	sum, err = strconv.ParseUint(h, 16, 64)
-	if err != nil || string(appendHex16(nil, sum)) != h {
+	if err != nil {
 		return 0, 0, false
 	}
 	return gen, sum, true
