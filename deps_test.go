@@ -32,8 +32,9 @@ var policy = []struct{ pkgs, may string }{
 	{"rebalance actor", "std"},
 
 	// Floor 1: the vocabulary faces: session states, member and partition
-	// views, the topic nodes' codec and limits.
-	{"session membership partitions", "std rebalance"},
+	// views, the topic nodes' codec and limits, the agreed assignment
+	// record's codec.
+	{"session membership partitions assignment", "std rebalance"},
 
 	// Floor 2: the member's decisions, pure: no actor, no ZooKeeper.
 	{"internal/decision", "std rebalance session membership partitions"},
@@ -218,7 +219,7 @@ func TestDependencies(t *testing.T) {
 	for _, name := range []string{"rebalance", "actor"} {
 		reaches(name, std, "the vocabulary, the strategies and the actor runtime use only the standard library")
 	}
-	for _, name := range []string{"session", "membership", "partitions"} {
+	for _, name := range []string{"session", "membership", "partitions", "assignment"} {
 		reaches(name, oneOf("rebalance"), "the faces use only the standard library and rebalance")
 	}
 	reaches("internal/decision", oneOf("rebalance", "session", "membership", "partitions"),
