@@ -229,47 +229,25 @@ func Encode(in Input, prev Head) (Encoded, error) {
 	return out, nil
 }
 
-// checkPlacement checks pl's shape: lengths, indices in range, names
-// valid and distinct, partitions valid, sorted and distinct, no home
-// equal to its owner.
+// checkPlacement checks what [rebalance.Placement.Validate] does, and
+// what a record needs besides: at most [MaxPartitions] partitions, names
+// a head can hold, and no home equal to its owner (Sticky's canonical
+// form, which Decode gives back).
 func checkPlacement(pl rebalance.Placement) error {
-	n := len(pl.Parts)
-	if n > MaxPartitions {
+	if n := len(pl.Parts); n > MaxPartitions {
 		return fmt.Errorf("%w placement: %d partitions, more than %d", ErrInvalid, n, MaxPartitions)
 	}
-	if len(pl.Owner) != n || pl.Home != nil && len(pl.Home) != n {
-		return fmt.Errorf("%w placement: %d partitions, %d owners, %d homes", ErrInvalid, n, len(pl.Owner), len(pl.Home))
+	if err := pl.Validate(); err != nil {
+		return err
 	}
-	seen := make(map[string]bool, len(pl.Names))
 	for _, name := range pl.Names {
 		if err := validMember(name); err != nil {
 			return fmt.Errorf("placement: %w", err)
 		}
-		if seen[name] {
-			return fmt.Errorf("%w placement: name %q listed twice", ErrInvalid, name)
-		}
-		seen[name] = true
 	}
-	names := int32(len(pl.Names))
-	for i, p := range pl.Parts {
-		if i == 0 || p.Topic != pl.Parts[i-1].Topic {
-			if err := rebalance.ValidateTopic(p.Topic); err != nil {
-				return fmt.Errorf("placement: %w", err)
-			}
-		}
-		if p.ID < 0 {
-			return fmt.Errorf("%w placement: %s has a negative ID", ErrInvalid, p)
-		}
-		if i > 0 && rebalance.Compare(pl.Parts[i-1], p) >= 0 {
-			return fmt.Errorf("%w placement: %s after %s: partitions not sorted and distinct", ErrInvalid, p, pl.Parts[i-1])
-		}
-		if o := pl.Owner[i]; o < rebalance.Nobody || o >= names {
-			return fmt.Errorf("%w placement: owner %d of %s out of range", ErrInvalid, o, p)
-		}
-		if pl.Home != nil {
-			if hm := pl.Home[i]; hm < rebalance.Nobody || hm >= names || hm != rebalance.Nobody && hm == pl.Owner[i] {
-				return fmt.Errorf("%w placement: home %d of %s out of range or its owner", ErrInvalid, hm, p)
-			}
+	for i, o := range pl.Owner {
+		if pl.Home != nil && o != rebalance.Nobody && pl.Home[i] == o {
+			return fmt.Errorf("%w placement: home %d of %s out of range or its owner", ErrInvalid, o, pl.Parts[i])
 		}
 	}
 	return nil

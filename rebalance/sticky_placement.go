@@ -97,6 +97,31 @@ func (pl Placement) Homes() map[Partition]string {
 	return out
 }
 
+// Validate checks everything [Placement] documents: the lengths, the
+// indices in range, Names valid and distinct, and Parts valid, sorted by
+// [Compare] and distinct. It is for a Placement read back from storage;
+// [Sticky] checks the same as it goes, and returns an error wrapping
+// [ErrInvalid] for a Placement that breaks them.
+func (pl Placement) Validate() error {
+	if err := pl.validate(); err != nil {
+		return err
+	}
+	for i, p := range pl.Parts {
+		if i == 0 || p.Topic != pl.Parts[i-1].Topic {
+			if err := ValidateTopic(p.Topic); err != nil {
+				return fmt.Errorf("placement: %w", err)
+			}
+		}
+		if p.ID < 0 {
+			return fmt.Errorf("%w placement: %s has a negative ID", ErrInvalid, p)
+		}
+		if i > 0 && Compare(pl.Parts[i-1], p) >= 0 {
+			return fmt.Errorf("%w placement: %s after %s: partitions not sorted and distinct", ErrInvalid, p, pl.Parts[i-1])
+		}
+	}
+	return nil
+}
+
 // validate checks the shape [Placement] documents, but for the order of
 // Parts, which [Sticky] checks as it merges, so that a record read back
 // from storage cannot make Sticky index out of range or give a partition
