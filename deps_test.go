@@ -51,7 +51,7 @@ var policy = []struct{ pkgs, may string }{
 	{"internal/zkservers", "std internal/zkpath"},
 	{"internal/zksession", "std zk backoff actor session"},
 	{"internal/ioloop", "std zk actor session internal/retry internal/zksession"},
-	{"internal/members", "std zk actor rebalance session membership internal/zksession internal/ioloop internal/zkpath internal/inflight"},
+	{"internal/members", "std zk actor rebalance session membership internal/zksession internal/ioloop internal/zkpath internal/inflight internal/zkwatch"},
 	{"internal/partset", "std zk actor rebalance session partitions internal/zksession internal/ioloop internal/zkpath internal/zkwatch internal/inflight"},
 	// The claims actor takes the core's Want and answers with its Held,
 	// which the core defines, as raft's Ready lives with raft; it reads

@@ -15,6 +15,7 @@ import (
 	"github.com/zkalloc/zkalloc/internal/ioloop"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
+	"github.com/zkalloc/zkalloc/internal/zkwatch"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/session"
 )
@@ -408,25 +409,8 @@ func (m *Actor) read(conn zksession.Conn) (*membership.View, bool, error) {
 			m.needSeat = true // deleted as we came back: make it again
 		}
 	}
-	v.Changed = anyFired(watch, m.seatWatch)
+	v.Changed = zkwatch.AnyFired(watch, m.seatWatch)
 	return &v, whole, nil
-}
-
-// anyFired returns a check, for [membership.View.Changed], of whether
-// one of watches, the watches a reading armed (nil ones are ignored), has
-// fired. It may take a fired watch's event: Run's select on the channel
-// sees it closed all the same.
-func anyFired(watches ...<-chan zk.Event) func() bool {
-	return func() bool {
-		for _, ch := range watches {
-			select {
-			case <-ch:
-				return true
-			default:
-			}
-		}
-		return false
-	}
 }
 
 // isFatal says which errors end Run instead of being retried.

@@ -704,27 +704,10 @@ func (s *Set) publish(sessionID int64) {
 	if s.lastSet && v.Equal(s.last) && !s.last.Outdated() {
 		return // a view whose watches fired is replaced, even by its like: the shell waits for one that holds
 	}
-	v.Changed = anyFired(slices.Collect(maps.Values(s.armed)))
+	v.Changed = zkwatch.AnyFired(slices.Collect(maps.Values(s.armed))...)
 	s.last, s.lastSet = v, true
 	s.cfg.Logger.Debug("zkalloc: partition view", "zxid", v.Zxid, "partitions", len(v.Partitions))
 	s.out.Put(v)
-}
-
-// anyFired returns a check, for [partitions.View.Changed], of whether
-// one of watches, the watches a reading armed, has fired. The check
-// takes a fired watch's event if it is still there: the forwarding of
-// [zkwatch.Set] reports the watch all the same.
-func anyFired(watches []<-chan zk.Event) func() bool {
-	return func() bool {
-		for _, ch := range watches {
-			select {
-			case <-ch:
-				return true
-			default:
-			}
-		}
-		return false
-	}
 }
 
 func errText(err error) string {

@@ -74,3 +74,22 @@ func (s *Set) Reset() {
 // Close stops every goroutine and waits for them. The set may be reused
 // afterwards, as after Reset.
 func (s *Set) Close() { s.Reset() }
+
+// AnyFired returns a check of whether one of watches, the watch channels
+// a reading armed, has fired; nil channels are ignored. The check never
+// blocks, and may take a fired watch's event: a select on the channel,
+// or a [Set] forwarding it, sees the channel closed all the same. The
+// views the actors publish carry it (membership.View.Changed,
+// partitions.View.Changed).
+func AnyFired(watches ...<-chan zk.Event) func() bool {
+	return func() bool {
+		for _, ch := range watches {
+			select {
+			case <-ch:
+				return true
+			default:
+			}
+		}
+		return false
+	}
+}
