@@ -70,21 +70,26 @@ func listGroups(c *client, o options, w io.Writer) error {
 type liveMember struct {
 	name    string
 	session int64
-	info    membership.Info
+	info    membership.Info // zero if the node's data is not an Info
+	stat    *zk.Stat        // the member node's
 }
 
-// liveMembers returns the group's live members, in name order.
+// nodeRead is one Get's reply, for reads made in flight together.
+type nodeRead struct {
+	data []byte
+	stat *zk.Stat
+	err  error
+}
+
+// liveMembers returns the group's live members, in name order: the
+// nodes under members/ that are ephemerals of a live session, as the
+// members themselves judge (membership.IsMember).
 func liveMembers(conn *zk.Conn, g zkpath.Group) ([]liveMember, error) {
 	names, err := children(conn, g.Members())
 	if err != nil {
 		return nil, err
 	}
-	type read struct {
-		data []byte
-		stat *zk.Stat
-		err  error
-	}
-	reads := make([]read, len(names))
+	reads := make([]nodeRead, len(names))
 	inflight.Do(len(names), func(i int) {
 		reads[i].data, reads[i].stat, reads[i].err = conn.Get(g.Member(names[i]))
 	})
@@ -96,7 +101,7 @@ func liveMembers(conn *zk.Conn, g zkpath.Group) ([]liveMember, error) {
 			return nil, r.err
 		case membership.IsMember(r.stat.EphemeralOwner):
 			info, _ := membership.ParseInfo(r.data)
-			out = append(out, liveMember{name: names[i], session: r.stat.EphemeralOwner, info: info})
+			out = append(out, liveMember{name: names[i], session: r.stat.EphemeralOwner, info: info, stat: r.stat})
 		}
 	}
 	return out, nil

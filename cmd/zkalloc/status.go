@@ -14,7 +14,6 @@ import (
 
 	"github.com/zkalloc/zkalloc/internal/inflight"
 	"github.com/zkalloc/zkalloc/internal/partset"
-	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
@@ -118,42 +117,21 @@ func readStatus(c *client) (*groupStatus, error) {
 	}
 	sessions := map[string]int64{} // member → its node's session
 
-	names, err := children(c.conn, c.paths.Members())
+	nodes, err := liveMembers(c.conn, c.paths)
 	if err != nil {
 		return nil, err
 	}
-	type read struct {
-		data []byte
-		stat *zk.Stat
-		err  error
-	}
-	reads := make([]read, len(names))
-	inflight.Do(len(names), func(i int) {
-		reads[i].data, reads[i].stat, reads[i].err = c.conn.Get(c.paths.Member(names[i]))
-	})
 	now := time.Now()
 	strategies := map[string]bool{}
 	var dates datedChange
-	for i, name := range names {
-		r := reads[i]
-		if errors.Is(r.err, zk.ErrNoNode) {
-			continue // left since listed
-		}
-		if r.err != nil {
-			return nil, r.err
-		}
-		if !membership.IsMember(r.stat.EphemeralOwner) {
-			continue // not an ephemeral of a live session, as members judge
-		}
-		sessions[name] = r.stat.EphemeralOwner
-		m := memberStatus{Name: name, Session: sessionHex(r.stat.EphemeralOwner)}
-		if info, ok := membership.ParseInfo(r.data); ok {
-			m.Host, m.PID, m.Strategy, m.Version, m.Started = info.Host, info.PID, info.Strategy, info.Version, info.Started
-		}
+	for _, lm := range nodes {
+		sessions[lm.name] = lm.session
+		m := memberStatus{Name: lm.name, Session: sessionHex(lm.session)}
+		m.Host, m.PID, m.Strategy, m.Version, m.Started = lm.info.Host, lm.info.PID, lm.info.Strategy, lm.info.Version, lm.info.Started
 		strategies[m.Strategy] = true
-		created := time.UnixMilli(r.stat.Ctime)
+		created := time.UnixMilli(lm.stat.Ctime)
 		m.Age = now.Sub(created).Round(time.Second).String()
-		dates.saw(r.stat.Czxid, r.stat.Ctime)
+		dates.saw(lm.stat.Czxid, lm.stat.Ctime)
 		st.Members = append(st.Members, m)
 	}
 	if st.Members == nil {
@@ -179,7 +157,7 @@ func readStatus(c *client) (*groupStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	owners := make([]read, len(claims))
+	owners := make([]nodeRead, len(claims))
 	inflight.Do(len(claims), func(i int) {
 		owners[i].data, owners[i].stat, owners[i].err = c.conn.Get(c.paths.Owners() + "/" + claims[i])
 	})
