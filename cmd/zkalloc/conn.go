@@ -89,6 +89,8 @@ func connect(ctx context.Context, o options) (*client, error) {
 		return nil, err
 	}
 	// The client drops events nobody reads; only the first session matters.
+	// The goroutine drains events until the client closes the channel,
+	// which conn.Close does: whoever closes conn ends it.
 	up := make(chan struct{})
 	go func() {
 		once := false
