@@ -57,16 +57,19 @@ var policy = []struct{ pkgs, may string }{
 	// which the core defines, as raft's Ready lives with raft; it reads
 	// a holder's member node with membership's Info.
 	{"internal/claims", "std zk actor rebalance session membership internal/decision internal/zksession internal/ioloop internal/zkpath internal/zkwatch internal/inflight"},
+	// The record actor reads and writes the sticky strategy's agreed
+	// record (package assignment's codec) for the core's jobs.
+	{"internal/record", "std zk backoff actor rebalance session membership assignment internal/decision internal/zksession internal/ioloop internal/retry internal/zkpath internal/zkwatch internal/inflight"},
 
 	// Floor 4: the root wires the actors around the decisions. It
 	// imports zk itself only for its public API: Config.ACL is []zk.ACL
 	// and ErrNoAuth is zk.ErrNoAuth.
-	{".", "std zk actor rebalance session membership partitions internal/decision internal/zksession internal/members internal/partset internal/claims internal/zkpath internal/zkservers internal/seam"},
+	{".", "std zk actor rebalance session membership partitions internal/decision internal/zksession internal/members internal/partset internal/claims internal/record internal/zkpath internal/zkservers internal/seam"},
 	// The seam the root takes its actors through: their interfaces, in
 	// the vocabulary and the decisions' messages, and the registry of
 	// in-memory backends (zkalloctest's). It reaches no ZooKeeper, so
 	// that an in-memory backend needs none.
-	{"internal/seam", "std actor session membership partitions internal/decision"},
+	{"internal/seam", "std actor rebalance session membership partitions internal/decision"},
 
 	// Floor 5: the tools.
 	{"zkalloctest", "std . actor rebalance session membership partitions internal/decision internal/seam"},

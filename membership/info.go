@@ -16,6 +16,10 @@ type Info struct {
 	Started  string `json:"started"` // RFC 3339, UTC
 	Version  string `json:"version"`
 	Strategy string `json:"strategy"` // the name of the member's rebalance strategy
+	// Weight is the member's Config.Weight, for the sticky strategy's
+	// shares; 0 (absent, from an older version or a stateless strategy)
+	// means 1. See [Info.EffectiveWeight].
+	Weight int `json:"weight,omitempty"`
 }
 
 // ThisProcess returns the Info of the calling process, started now, for
@@ -49,6 +53,14 @@ func Version() string {
 		}
 	}
 	return "zkalloc/unknown"
+}
+
+// EffectiveWeight is i's weight, 1 if unset.
+func (i Info) EffectiveWeight() int {
+	if i.Weight <= 0 {
+		return 1
+	}
+	return i.Weight
 }
 
 // Data encodes i for a member node.

@@ -18,6 +18,16 @@ type View struct {
 	// Seats are the group's seat nodes, sorted by name, read only with
 	// DepartureDelay; Zxid then covers their list too.
 	Seats []Seat
+	// Weights, parallel to Members, are the members' weights as their
+	// nodes give them ([Info.Weight]; 1 for a node without one); nil
+	// when every weight is 1 or the backend does not read them. Read
+	// them through [View.Weight].
+	Weights []int
+	// Drained are the names under the group's drained/ node, sorted:
+	// the members an operator drained (`zkalloc drain`), live or not.
+	// Read only by members of the sticky strategy; Zxid then covers their
+	// list too.
+	Drained []string
 	// Changed, if not nil, reports whether the list or the seats may have
 	// changed since this view was read: a watch the reading armed has
 	// fired, and a newer view is on its way. It never blocks and is safe
@@ -33,7 +43,23 @@ func (v View) Outdated() bool { return v.Changed != nil && v.Changed() }
 // Equal reports whether v and w list the same members, read at the same
 // zxid in the same session and connection. It ignores Changed.
 func (v View) Equal(w View) bool {
-	return v.Zxid == w.Zxid && v.SessionID == w.SessionID && v.Reconnects == w.Reconnects && slices.Equal(v.Members, w.Members) && slices.Equal(v.Seats, w.Seats)
+	return v.Zxid == w.Zxid && v.SessionID == w.SessionID && v.Reconnects == w.Reconnects && slices.Equal(v.Members, w.Members) && slices.Equal(v.Seats, w.Seats) &&
+		slices.Equal(v.Weights, w.Weights) && slices.Equal(v.Drained, w.Drained)
+}
+
+// Weight returns member's weight in v: its entry of Weights, or 1 if it
+// has none (not a live member, or Weights nil).
+func (v View) Weight(member string) int {
+	if i, found := slices.BinarySearch(v.Members, member); found && i < len(v.Weights) {
+		return v.Weights[i]
+	}
+	return 1
+}
+
+// IsDrained reports whether member is drained in v.
+func (v View) IsDrained(member string) bool {
+	_, found := slices.BinarySearch(v.Drained, member)
+	return found
 }
 
 // Seat is a member's seat node, <group>/seats/<member> (DepartureDelay):

@@ -83,17 +83,19 @@ type Core struct {
 	jobAt     time.Time // when it was asked for, then when it started
 	jobLate   bool      // its lateness was logged
 
-	target      []rebalance.Partition // this member's share of the newest views; valid if haveTarget
-	haveTarget  bool
-	targetGen   int64
-	targetOf    []string              // the members it was computed for
-	targetParts []rebalance.Partition // and the partitions
-	targetLive  []string              // the live ones among targetOf (the others hold seats)
-	seats       seats                 // departure timers (DepartureDelay)
-	held        Held
-	suspendedAt time.Time // when the connection was lost; zero while up
-	graceAt     time.Time // when the grace ends; zero if not running
-	keep        bool      // the newest snapshot's partitions may be kept while the target or claims are re-established
+	target        []rebalance.Partition // this member's share of the newest views; valid if haveTarget
+	haveTarget    bool
+	targetGen     int64
+	targetOf      []string              // the members it was computed for
+	targetParts   []rebalance.Partition // and the partitions
+	targetLive    []string              // the live ones among targetOf (the others hold seats)
+	targetWeights []int                 // their weights
+	targetDrained []string              // the drained members it was computed with
+	seats         seats                 // departure timers (DepartureDelay)
+	held          Held
+	suspendedAt   time.Time // when the connection was lost; zero while up
+	graceAt       time.Time // when the grace ends; zero if not running
+	keep          bool      // the newest snapshot's partitions may be kept while the target or claims are re-established
 
 	snap       Update    // the newest snapshot
 	releaseAt  time.Time // when the next release timeout is due; zero if none
@@ -139,14 +141,33 @@ const StrategyStall = 5 * time.Second
 type Job struct {
 	ID         uint64
 	Members    []string              // sorted; includes this member
-	live       []string              // the live members; Members adds the seats
+	Live       []string              // the live members, sorted; Members adds the seats
 	Partitions []rebalance.Partition // sorted
 	Gen        int64
 	session    int64
 	connects   uint64
 	// The zxids of the member view and the partition view it was made
-	// from (see [Core.StartJob]).
-	membersZxid, partsZxid int64
+	// from (see [Core.StartJob]): the sticky record is computed for
+	// them.
+	MembersZxid, PartitionsZxid int64
+	// Weights, parallel to Live, are the live members' weights (nil:
+	// every weight 1); Drained the drained members, sorted (the member
+	// view's).
+	Weights []int
+	Drained []string
+}
+
+// Weight returns member's weight in j: its entry of Weights if it is
+// live, else 0 (a seat's weight is not in the view).
+func (j Job) Weight(member string) int {
+	i, found := slices.BinarySearch(j.Live, member)
+	switch {
+	case !found:
+		return 0
+	case i < len(j.Weights):
+		return j.Weights[i]
+	}
+	return 1
 }
 
 // Ready is what the core wants done, gathered since the previous call to
@@ -323,7 +344,7 @@ func (c *Core) Computed(job Job, mine []rebalance.Partition, err error) {
 		return
 	}
 	c.target, c.targetGen, c.targetOf, c.targetParts, c.haveTarget = mine, job.Gen, job.Members, job.Partitions, true
-	c.targetLive = job.live
+	c.targetLive, c.targetWeights, c.targetDrained = job.Live, job.Weights, job.Drained
 	c.log(slog.LevelDebug, "zkalloc: target computed", "generation", job.Gen, "target", len(mine))
 	c.reconcile(fmt.Sprintf("%s over %d members and %d partitions", c.cfg.Strategy, len(job.Members), len(job.Partitions)))
 	c.step()
@@ -405,11 +426,12 @@ func (c *Core) compute() {
 	// Equal generations mean equal views only for views that held when
 	// their job started (see StartJob), and a backend without Outdated
 	// checks (in-memory) gives no such proof: compare the contents too.
-	if c.haveTarget && gen == c.targetGen && slices.Equal(c.targetOf, members) && slices.Equal(c.targetLive, live) && slices.Equal(c.targetParts, c.parts.Partitions) {
+	if c.haveTarget && gen == c.targetGen && slices.Equal(c.targetOf, members) && slices.Equal(c.targetLive, live) && slices.Equal(c.targetParts, c.parts.Partitions) &&
+		slices.Equal(c.targetWeights, c.members.Weights) && slices.Equal(c.targetDrained, c.members.Drained) {
 		return
 	}
-	c.job = Job{ID: c.job.ID + 1, Members: members, live: live, Partitions: c.parts.Partitions, Gen: gen, session: c.st.SessionID, connects: c.st.Reconnects,
-		membersZxid: c.members.Zxid, partsZxid: c.parts.Zxid}
+	c.job = Job{ID: c.job.ID + 1, Members: members, Live: live, Partitions: c.parts.Partitions, Gen: gen, session: c.st.SessionID, connects: c.st.Reconnects,
+		MembersZxid: c.members.Zxid, PartitionsZxid: c.parts.Zxid, Weights: c.members.Weights, Drained: c.members.Drained}
 	c.jobOut, c.jobOpen, c.jobRun, c.jobAt, c.jobLate = true, true, false, c.now, false
 }
 

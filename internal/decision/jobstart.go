@@ -39,7 +39,7 @@ func (c *Core) StartJob(job Job, outdated bool) JobStart {
 	switch {
 	case job.ID != c.job.ID:
 		return JobDrop
-	case job.membersZxid != c.members.Zxid || job.partsZxid != c.parts.Zxid ||
+	case job.MembersZxid != c.members.Zxid || job.PartitionsZxid != c.parts.Zxid ||
 		job.session != c.st.SessionID || job.connects != c.st.Reconnects:
 		c.jobOpen = false // no answer will come: do not wait for one
 		return JobDrop

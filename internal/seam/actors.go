@@ -7,6 +7,7 @@ import (
 	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
+	"github.com/zkalloc/zkalloc/rebalance"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -19,6 +20,9 @@ type Actors struct {
 	Members    Members
 	Partitions Partitions
 	Claims     Claims
+	// Assigner runs the sticky strategy's jobs over the group's agreed
+	// record; nil when the strategy is stateless (the shell runs it).
+	Assigner Assigner
 	// Observer, if not nil, is told what the member loop publishes and
 	// what its consumer receives and acks.
 	Observer Observer
@@ -86,6 +90,17 @@ type Claims interface {
 // Observer follows a member loop and its consumer, for a test group
 // that waits on them. It is called on the loop's goroutine, and must not
 // block.
+// Assigner computes this member's share of a job over the group's agreed
+// assignment record (the sticky strategy): it returns once a record
+// computed for exactly the job's views (its MembersZxid and
+// PartitionsZxid) is in place, written by this member or another, with
+// this member's partitions in it; or ctx's error once ctx ends (the
+// shell ends it when a newer job is due). It is called by one goroutine
+// at a time.
+type Assigner interface {
+	Assign(ctx context.Context, job decision.Job) ([]rebalance.Partition, error)
+}
+
 type Observer interface {
 	// Published is told of every Update the loop publishes, before
 	// anyone can receive it.

@@ -51,6 +51,22 @@ func (g Group) Owners() string { return g.Dir() + "/owners" }
 // package claims).
 func (g Group) Holds() string { return g.Dir() + "/holds" }
 
+// Drained is the parent of the drain marks: persistent nodes
+// <drained>/<member> that `zkalloc drain` creates and `zkalloc undrain`
+// deletes. A drained member gets no share of the sticky assignment; the
+// mark outlives the member's sessions.
+func (g Group) Drained() string { return g.Dir() + "/drained" }
+
+// DrainedMember is one member's drain mark.
+func (g Group) DrainedMember(name string) string { return g.Drained() + "/" + name }
+
+// Assignment is the agreed assignment record's head; its children are
+// the members' share nodes (package assignment).
+func (g Group) Assignment() string { return g.Dir() + "/assignment" }
+
+// Share is one share node of the record.
+func (g Group) Share(node string) string { return g.Assignment() + "/" + node }
+
 // Creator is the one client call [Ensure] needs.
 type Creator interface {
 	Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error)
