@@ -55,10 +55,14 @@ func zkActors(cfg Config, log *slog.Logger, clock actor.Clock) seam.Actors {
 		sessCfg.QuorumCheck = paths.Dir()
 	}
 	sess := zksession.New(sessCfg)
+	info := membership.ThisProcess(cfg.Strategy.Name())
+	if cfg.Weight != 1 {
+		info.Weight = cfg.Weight
+	}
 	roster := members.New(members.Config{
 		Paths:   paths,
 		Member:  cfg.Member,
-		Info:    membership.ThisProcess(cfg.Strategy.Name()),
+		Info:    info,
 		Seats:   cfg.DepartureDelay > 0,
 		Session: sess.Subscribe(),
 		ACL:     cfg.ACL,

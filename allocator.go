@@ -15,6 +15,7 @@ import (
 	"github.com/zkalloc/zkalloc/internal/members"
 	"github.com/zkalloc/zkalloc/internal/seam"
 	"github.com/zkalloc/zkalloc/membership"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 var (
@@ -102,6 +103,8 @@ func New(cfg Config) (*Allocator, error) {
 			Seats:          cfg.DepartureDelay > 0,
 			SessionTimeout: cfg.SessionTimeout,
 			Logger:         log,
+			Sticky:         cfg.Strategy == rebalance.StickyStrategy,
+			Weight:         cfg.Weight,
 		})
 	} else {
 		acts = zkActors(cfg, log, clock)
@@ -115,6 +118,7 @@ func New(cfg Config) (*Allocator, error) {
 			DepartureDelay:  cfg.DepartureDelay,
 		},
 		strategy:   cfg.Strategy,
+		assigner:   acts.Assigner,
 		session:    acts.Session.Observe(),
 		members:    acts.Members.Views(),
 		partitions: acts.Partitions.Views(),

@@ -77,11 +77,17 @@ type Config struct {
 	// that another program wrote with a name outside these rules is
 	// reported as corrupt and left unassigned.
 	Partitions map[string][]int32
-	// Strategy computes the assignment; default [rebalance.Balanced].
-	// Earlier versions defaulted to [rebalance.RoundRobin]: a group that
-	// runs it keeps it only by setting it here, or switches with every
-	// member at once (docs/operating.md, "Upgrading a group to the new
-	// default").
+	// Strategy computes the assignment; default
+	// [rebalance.StickyStrategy]: the sticky assignment over the group's
+	// agreed record in ZooKeeper, which moves only the partitions that
+	// must move, honours Weight and `zkalloc drain` (docs/sticky.md).
+	// [rebalance.Balanced], [rebalance.RoundRobin] and [rebalance.Range]
+	// are stateless: each member computes the whole assignment from the
+	// member list and the set alone, with no record, and moves about twice
+	// the minimum on a change. Earlier versions defaulted to Balanced: a
+	// group that runs it keeps it only by setting it here, or switches
+	// with every member at once (docs/operating.md, "Upgrading a group to
+	// the sticky default").
 	// All members of a group must use the same one: members that disagree
 	// wait for claims the others keep, and some partitions are never
 	// consumed. Start refuses to join a group whose members run another
@@ -90,6 +96,14 @@ type Config struct {
 	// 3 × ReleaseTimeout + the session timeout granted + 10 s) logs who holds
 	// them, as an error naming both strategies when they differ.
 	Strategy rebalance.Strategy
+	// Weight is this member's weight in the sticky strategy: its share of
+	// the partitions is partitions × Weight / the sum of the weights of
+	// the members that are not drained, rounded so that the shares sum to
+	// the partitions. Default 1; at most [rebalance.MaxWeight]. It is
+	// published in the member's node. For mixed hardware or a canary;
+	// New refuses a Weight other than 1 with a stateless Strategy, which
+	// has no weights.
+	Weight int
 	// SessionTimeout is the ZooKeeper session timeout asked for; default
 	// [DefaultSessionTimeout]. The server may grant another within its
 	// bounds (by default 2 to 20 of its ticks).
@@ -257,7 +271,16 @@ func (c Config) withDefaults() (Config, error) {
 		return c, err
 	}
 	if c.Strategy == nil {
-		c.Strategy = rebalance.Balanced
+		c.Strategy = rebalance.StickyStrategy
+	}
+	switch {
+	case c.Weight < 0 || c.Weight > rebalance.MaxWeight:
+		return c, fmt.Errorf("%w: Weight %d: want 1 to %d (0 means 1)", ErrInvalidConfig, c.Weight, rebalance.MaxWeight)
+	case c.Weight == 0:
+		c.Weight = 1
+	}
+	if c.Weight != 1 && c.Strategy != rebalance.StickyStrategy {
+		return c, fmt.Errorf("%w: Weight %d: only the sticky strategy has weights, and Strategy is %s", ErrInvalidConfig, c.Weight, c.Strategy.Name())
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

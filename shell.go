@@ -24,6 +24,10 @@ import (
 type shellConfig struct {
 	core     decision.Config // its Strategy is set from strategy's name
 	strategy rebalance.Strategy
+	// assigner, if set, runs the jobs instead of strategy: the sticky
+	// strategy over the group's agreed record. Its runs wait on the
+	// record, so a run is cancelled when a newer job is due.
+	assigner seam.Assigner
 
 	session    *actor.Latest[session.State]
 	members    <-chan membership.View
@@ -239,7 +243,13 @@ func (s *shell) Run(ctx context.Context) error {
 	results := make(chan computed)
 	stop := make(chan struct{})
 	defer close(stop)
-	var running bool         // a strategy run is under way
+	var running bool     // a strategy run is under way
+	var cancelRun func() // cancels the assigner's run under way; nil if none
+	defer func() {
+		if cancelRun != nil {
+			cancelRun()
+		}
+	}()
 	var queued *decision.Job // the newest job asked for, not yet started
 	// The newest views taken, even those the core ignores as equal to the
 	// one before: their Outdated checks are the newest.
@@ -251,6 +261,12 @@ func (s *shell) Run(ctx context.Context) error {
 		s.storeStats()
 		if r.Compute != nil {
 			queued = r.Compute
+			if cancelRun != nil {
+				// The record's run waits for views like the job's: a
+				// newer job makes it moot.
+				cancelRun()
+				cancelRun = nil
+			}
 		}
 		if queued != nil && !running {
 			// The views' Outdated checks are sampled here, at the start,
@@ -261,7 +277,11 @@ func (s *shell) Run(ctx context.Context) error {
 			case decision.JobRun:
 				began := s.cfg.clock.Now()
 				s.note(func(p *progress) { p.running = began })
-				go s.compute(*queued, results, stop, began)
+				if s.cfg.assigner != nil {
+					cancelRun = s.startAssign(*queued, results, stop, began)
+				} else {
+					go s.compute(*queued, results, stop, began)
+				}
 				running, queued = true, nil
 			case decision.JobDrop:
 				queued = nil
@@ -292,6 +312,16 @@ func (s *shell) Run(ctx context.Context) error {
 			s.core.GiveUp("the shutdown's context ended")
 		case c := <-results:
 			running = false
+			if cancelRun != nil {
+				cancelRun()
+				cancelRun = nil
+			}
+			if c.cancelled {
+				// Cancelled for a newer job, which is queued: its answer
+				// says nothing. The core still closes the old job.
+				s.core.Computed(c.job, nil, c.err)
+				break
+			}
 			s.note(func(p *progress) { p.running, p.failed = time.Time{}, c.err })
 			s.computeTimes.observe(c.took)
 			s.lastCompute = c.took
@@ -353,10 +383,34 @@ func (s *shell) Run(ctx context.Context) error {
 
 // computed is the answer to a Job.
 type computed struct {
-	job  decision.Job
-	mine []Partition
-	err  error
-	took time.Duration
+	job       decision.Job
+	mine      []Partition
+	err       error
+	took      time.Duration
+	cancelled bool // an assigner's run cancelled for a newer job
+}
+
+// startAssign starts assign in a goroutine and returns what cancels it.
+func (s *shell) startAssign(job decision.Job, out chan<- computed, stop <-chan struct{}, began time.Time) (cancel func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go s.assign(ctx, job, out, stop, began)
+	return cancel
+}
+
+// assign runs job through the assigner (the sticky record) and sends its
+// answer, unless Run has returned meanwhile.
+func (s *shell) assign(ctx context.Context, job decision.Job, out chan<- computed, stop <-chan struct{}, began time.Time) {
+	mine, err := s.cfg.assigner.Assign(ctx, job)
+	c := computed{job: job, mine: mine, err: err, took: s.cfg.clock.Now().Sub(began)}
+	if err != nil && ctx.Err() != nil {
+		c.cancelled = true
+	} else if err != nil {
+		c.err = fmt.Errorf("%w: %s: %w", rebalance.ErrStrategy, s.cfg.strategy.Name(), err)
+	}
+	select {
+	case out <- c:
+	case <-stop:
+	}
 }
 
 // compute runs the strategy for job and sends its answer, unless Run has

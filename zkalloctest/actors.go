@@ -23,11 +23,18 @@ import (
 // calls it once, before anything runs.
 func (m *Member) actors(cfg seam.Config) seam.Actors {
 	m.timeout = cfg.SessionTimeout
+	m.weight = cfg.Weight
+	var assigner seam.Assigner
+	if cfg.Sticky {
+		assigner = &recordAssigner{m: m}
+	}
 	return seam.Actors{
-		Session: &sessionActor{m: m},
+		Assigner: assigner,
+		Session:  &sessionActor{m: m},
 		Members: &membersActor{
 			m:      m,
 			seats:  cfg.Seats,
+			sticky: cfg.Sticky,
 			out:    actor.NewOutbox[membership.View](),
 			expire: actor.NewLatest[[]membership.Seat](),
 		},
@@ -91,6 +98,7 @@ func (m *Member) finish() {
 type membersActor struct {
 	m      *Member
 	seats  bool
+	sticky bool // its views carry the weights and drain marks
 	out    *actor.Outbox[membership.View]
 	expire *actor.Latest[[]membership.Seat]
 }
@@ -126,7 +134,7 @@ func (a *membersActor) Run(ctx context.Context) error {
 				}
 			}
 			expire = nil
-			if v := g.memberView(st, a.seats); !have || !v.Equal(last) {
+			if v := g.memberView(st, a.seats, a.sticky); !have || !v.Equal(last) {
 				a.out.Put(v)
 				last, have = v, true
 			}
@@ -347,5 +355,6 @@ var (
 	_ seam.Members    = (*membersActor)(nil)
 	_ seam.Partitions = (*partitionsActor)(nil)
 	_ seam.Claims     = (*claimsActor)(nil)
+	_ seam.Assigner   = (*recordAssigner)(nil)
 	_ seam.Observer   = observer{}
 )

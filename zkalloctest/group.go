@@ -23,8 +23,9 @@ type Config struct {
 	// Partitions is the group's shared set at first, as in
 	// zkalloc.Config.Partitions.
 	Partitions map[string][]int32
-	// Strategy computes the assignment; default [rebalance.Balanced], as
-	// in zkalloc.
+	// Strategy computes the assignment; default
+	// [rebalance.StickyStrategy], as in zkalloc: its agreed record is
+	// kept in the group (see [Group.Drain]).
 	Strategy rebalance.Strategy
 	// Settle, ReleaseTimeout, DisconnectGrace and DepartureDelay are
 	// those of zkalloc.Config, with the same defaults; each member's
@@ -39,6 +40,9 @@ type Config struct {
 	ReleaseTimeout  time.Duration
 	DisconnectGrace time.Duration
 	DepartureDelay  time.Duration
+	// Weights are members' weights (zkalloc.Config.Weight) by name; a
+	// member not named weighs 1. Only the sticky strategy has weights.
+	Weights map[string]int
 	// Logger receives the members' logs; default none.
 	Logger *slog.Logger
 }
@@ -57,6 +61,7 @@ type Group struct {
 	zxid        int64         // counts changes, like ZooKeeper's
 	membersZxid int64         // the last change to the member list
 	seatsZxid   int64         // the last change to the seat list
+	drainedZxid int64         // the last change to the drain marks
 	partsZxid   int64         // the last change to the partition set
 	lastSession int64
 	parts       map[string][]int32
@@ -64,6 +69,8 @@ type Group struct {
 	registered  map[string]*Member  // the member nodes: by name, those with a session
 	names       []string            // registered's names, sorted
 	seats       map[string]int32    // the seat nodes (DepartureDelay): their versions
+	drained     []string            // the drain marks, sorted
+	record      record              // the sticky strategy's agreed record
 	owners      map[zkalloc.Partition]claim
 	running     map[string]*Member // joined and neither closed, crashed nor stopped
 	closed      bool
@@ -132,6 +139,7 @@ func (g *Group) Join(name string) (*Member, error) {
 		Group:           "zkalloctest",
 		Member:          name,
 		Strategy:        g.cfg.Strategy,
+		Weight:          g.cfg.Weights[name],
 		Settle:          g.cfg.Settle,
 		ReleaseTimeout:  g.cfg.ReleaseTimeout,
 		DisconnectGrace: g.cfg.DisconnectGrace,
@@ -214,7 +222,7 @@ func (g *Group) WaitConverged(ctx context.Context) error {
 
 // converged is WaitConverged's condition; g.mu held.
 func (g *Group) converged() bool {
-	gen := max(g.membersZxid, g.seatsZxid, g.partsZxid)
+	gen := max(g.membersZxid, g.seatsZxid, g.drainedZxid, g.partsZxid)
 	for _, m := range g.running {
 		if m.st.Status == session.Up && g.registered[m.name] != m {
 			return false // its members actor is about to register it
@@ -295,8 +303,23 @@ func (g *Group) unseat(s membership.Seat) {
 
 // memberView is the member list as a member whose session is st reads
 // it, with the seats if it keeps them; g.mu held.
-func (g *Group) memberView(st session.State, seats bool) membership.View {
+func (g *Group) memberView(st session.State, seats, sticky bool) membership.View {
 	v := membership.View{Members: g.names, Zxid: g.membersZxid, SessionID: st.SessionID, Reconnects: st.Reconnects}
+	if sticky {
+		v.Zxid = max(v.Zxid, g.drainedZxid)
+		v.Drained = g.drained
+		for i, name := range g.names {
+			if w := g.registered[name].weight; w != 1 {
+				if v.Weights == nil {
+					v.Weights = make([]int, len(g.names))
+					for j := range v.Weights {
+						v.Weights[j] = 1
+					}
+				}
+				v.Weights[i] = w
+			}
+		}
+	}
 	if !seats {
 		return v
 	}

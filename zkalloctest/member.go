@@ -26,6 +26,7 @@ type Member struct {
 
 	// Set by actors, before the Allocator starts.
 	timeout time.Duration // the session timeout asked for
+	weight  int           // Config.Weight, 1 by default
 
 	// Under g.mu.
 	st         session.State

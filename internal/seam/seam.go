@@ -35,6 +35,12 @@ type Config struct {
 	SessionTimeout time.Duration
 	// Logger is the Allocator's, with the group and member named.
 	Logger *slog.Logger
+	// Sticky says that the strategy is the sticky one: the backend
+	// gives an Assigner, and its member views carry the weights and
+	// drain marks.
+	Sticky bool
+	// Weight is this member's weight (Config.Weight, 1 by default).
+	Weight int
 }
 
 // Backend builds the actors of one Allocator. zkalloc.New calls it once,
