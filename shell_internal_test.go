@@ -15,6 +15,7 @@ import (
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/actortest"
 	"github.com/zkalloc/zkalloc/internal/decision"
+	"github.com/zkalloc/zkalloc/internal/seam"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
 	"github.com/zkalloc/zkalloc/rebalance"
@@ -44,6 +45,7 @@ type harness struct {
 type options struct {
 	settle, releaseTimeout, grace time.Duration
 	manualClaims                  bool // the test answers Want itself
+	assigner                      seam.Assigner
 }
 
 func newHarness(t *testing.T, name string, s rebalance.Strategy, opts options) *harness {
@@ -63,6 +65,7 @@ func newHarness(t *testing.T, name string, s rebalance.Strategy, opts options) *
 	h.a = newShell(shellConfig{
 		core:     decision.Config{Member: name, Settle: opts.settle, ReleaseTimeout: opts.releaseTimeout, DisconnectGrace: opts.grace},
 		strategy: s,
+		assigner: opts.assigner,
 		session:  h.session, members: h.members, partitions: h.parts, want: h.desired, held: h.held, clock: h.clock,
 		logger: slog.New(slog.DiscardHandler),
 	})
@@ -628,5 +631,61 @@ func TestShellComputesOnlyFromViewsThatHold(t *testing.T) {
 	h.sendParts(parts)
 	if u := h.next(); u.Generation != 57 || !slices.Equal(u.Assigned, actortest.Parts("t", 1)) {
 		t.Fatalf("update = %+v, want generation 57 with t:1", u)
+	}
+}
+
+// fakeAssigner stands for the record runner: it answers a job whose
+// member view is at least from zxid ready with t:<member count>, and
+// holds up any other until its context ends, as a runner whose views
+// are older than the record's does.
+type fakeAssigner struct {
+	ready     int64
+	mu        sync.Mutex
+	jobs      []decision.Job
+	cancelled int
+}
+
+func (f *fakeAssigner) Assign(ctx context.Context, job decision.Job) ([]rebalance.Partition, error) {
+	f.mu.Lock()
+	f.jobs = append(f.jobs, job)
+	f.mu.Unlock()
+	if job.MembersZxid >= f.ready {
+		return actortest.Parts("t", int32(len(job.Members))), nil
+	}
+	<-ctx.Done()
+	f.mu.Lock()
+	f.cancelled++
+	f.mu.Unlock()
+	return nil, ctx.Err()
+}
+
+// The sticky strategy's runs go to the assigner, with the views' zxids,
+// weights and drain marks; a run waiting on the record is cancelled when
+// a newer job is due, and the newer one's answer is the assignment.
+func TestShellRunsStickyJobsThroughTheAssigner(t *testing.T) {
+	t.Parallel()
+	f := &fakeAssigner{ready: 20}
+	h := newHarness(t, "b", rebalance.StickyStrategy, options{assigner: f})
+	h.up(7, 1)
+	h.sendParts(partitions.View{Partitions: actortest.Parts("t", 0, 1, 2, 3), Zxid: 5, SessionID: 7, Reconnects: 1})
+	h.none(func() {
+		h.sendMembers(membership.View{Members: []string{"a", "b"}, Weights: []int{1, 3}, Zxid: 10, SessionID: 7, Reconnects: 1})
+	})
+	h.sendMembers(membership.View{Members: []string{"a", "b", "c"}, Drained: []string{"a"}, Zxid: 20, SessionID: 7, Reconnects: 1})
+	u := h.next()
+	if u.Generation != 20 || !slices.Equal(u.Assigned, actortest.Parts("t", 3)) {
+		t.Fatalf("update = %+v, want generation 20 with the assigner's t:3", u)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.jobs) != 2 || f.cancelled != 1 {
+		t.Fatalf("assigner got %d jobs, %d cancelled; want 2, the first cancelled", len(f.jobs), f.cancelled)
+	}
+	first, second := f.jobs[0], f.jobs[1]
+	if first.MembersZxid != 10 || first.PartitionsZxid != 5 || first.Weight("b") != 3 || first.Weight("a") != 1 {
+		t.Errorf("first job %+v: want zxids 10 and 5, b weighing 3", first)
+	}
+	if second.MembersZxid != 20 || !slices.Equal(second.Drained, []string{"a"}) || !slices.Equal(second.Live, []string{"a", "b", "c"}) {
+		t.Errorf("second job %+v: want zxid 20, a drained, live [a b c]", second)
 	}
 }
