@@ -63,6 +63,9 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"negative settle", func(c *zkalloc.Config) { c.Settle = -1 }, "Settle"},
 		{"negative release timeout", func(c *zkalloc.Config) { c.ReleaseTimeout = -time.Second }, "ReleaseTimeout"},
 		{"negative disconnect grace", func(c *zkalloc.Config) { c.DisconnectGrace = -time.Second }, "DisconnectGrace"},
+		{"negative weight", func(c *zkalloc.Config) { c.Weight = -1 }, "Weight -1: want 1 to 1000000"},
+		{"weight too large", func(c *zkalloc.Config) { c.Weight = rebalance.MaxWeight + 1 }, "Weight 1000001"},
+		{"weight with a stateless strategy", func(c *zkalloc.Config) { c.Weight, c.Strategy = 2, rebalance.Balanced }, "Weight 2: only the sticky strategy has weights, and Strategy is balanced"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,13 +151,13 @@ func TestStartRefusesAnotherStrategy(t *testing.T) {
 	srv := server(t)
 	c := newCluster(t, []string{srv.Addr()})
 	seed := map[string][]int32{"t": {0, 1, 2, 3}}
-	a := c.start(c.config("a", seed)) // the default, balanced
+	a := c.start(c.config("a", seed)) // the default, sticky
 	gen := c.waitConverged(actortest.PartsN("t", 4))
 
 	cfg := c.config("b", seed)
 	cfg.Strategy = rebalance.Range
 	_, err := c.tryStart(cfg)
-	if !errors.Is(err, zkalloc.ErrStrategyMismatch) || !strings.Contains(err.Error(), `member "a" runs strategy "balanced"`) {
+	if !errors.Is(err, zkalloc.ErrStrategyMismatch) || !strings.Contains(err.Error(), `member "a" runs strategy "sticky"`) {
 		t.Fatalf("Start with another strategy than the group's: %v", err)
 	}
 	if u := a.alloc.Current(); u.Generation != gen || len(u.Members) != 1 {
@@ -165,11 +168,12 @@ func TestStartRefusesAnotherStrategy(t *testing.T) {
 	c.waitConverged(actortest.PartsN("t", 4))
 }
 
-// TestDefaultStrategyIsBalanced: a member started with the zero Strategy
-// names "balanced" in its member node. A group that runs RoundRobin, the
-// default of earlier versions, refuses such a member at Start, and takes
-// one that sets RoundRobin explicitly, as README's upgrade paragraph says.
-func TestDefaultStrategyIsBalanced(t *testing.T) {
+// TestDefaultStrategyIsSticky: a member started with the zero Strategy
+// names "sticky" in its member node, with its weight when it has one. A
+// group that runs Balanced, the default of earlier versions, refuses
+// such a member at Start, and takes one that sets Balanced explicitly,
+// as docs/operating.md's upgrade section says.
+func TestDefaultStrategyIsSticky(t *testing.T) {
 	t.Parallel()
 	srv := server(t)
 	obs := actortest.Observe(t, []string{srv.Addr()}, testTimeout).Conn
@@ -183,24 +187,31 @@ func TestDefaultStrategyIsBalanced(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Get(%s): %v", path, err)
 		}
-		if info, ok := membership.ParseInfo(data); !ok || info.Strategy != "balanced" {
-			t.Errorf("member node %s = %s; want strategy %q", path, data, "balanced")
+		if info, ok := membership.ParseInfo(data); !ok || info.Strategy != "sticky" || info.Weight != 0 {
+			t.Errorf("member node %s = %s; want strategy %q and no weight", path, data, "sticky")
+		}
+		heavy := c.config("heavy", seed)
+		heavy.Weight = 3
+		c.start(heavy)
+		data, _, err = obs.Get(zkpath.Group{Root: zkalloc.DefaultRoot, Group: c.group}.Member("heavy"))
+		if info, ok := membership.ParseInfo(data); err != nil || !ok || info.Weight != 3 {
+			t.Errorf("heavy's member node = %s, %v; want weight 3", data, err)
 		}
 	})
 
 	t.Run("upgrade", func(t *testing.T) {
 		c := newCluster(t, []string{srv.Addr()})
 		old := c.config("old", seed)
-		old.Strategy = rebalance.RoundRobin
+		old.Strategy = rebalance.Balanced
 		c.start(old)
 		c.waitConverged(actortest.PartsN("t", 4))
 
 		_, err := c.tryStart(c.config("new", seed))
-		if !errors.Is(err, zkalloc.ErrStrategyMismatch) || !strings.Contains(err.Error(), `member "old" runs strategy "round-robin"`) {
-			t.Fatalf("Start with the new default into a round-robin group: %v", err)
+		if !errors.Is(err, zkalloc.ErrStrategyMismatch) || !strings.Contains(err.Error(), `member "old" runs strategy "balanced"`) {
+			t.Fatalf("Start with the new default into a balanced group: %v", err)
 		}
 		kept := c.config("new", seed)
-		kept.Strategy = rebalance.RoundRobin
+		kept.Strategy = rebalance.Balanced
 		c.start(kept)
 		c.waitConverged(actortest.PartsN("t", 4))
 	})
