@@ -34,7 +34,7 @@ import (
 //	go test -run XXX -bench Convergence -benchtime 20x -timeout 60m .
 func BenchmarkConvergence(b *testing.B) {
 	srv := zktest.Standalone(b, zktest.Options{})
-	for _, s := range []rebalance.Strategy{rebalance.Balanced, rebalance.RoundRobin} {
+	for _, s := range []rebalance.Strategy{rebalance.StickyStrategy, rebalance.Balanced, rebalance.RoundRobin} {
 		for _, members := range []int{10, 50, 100} {
 			for _, settle := range []time.Duration{0, 100 * time.Millisecond} {
 				b.Run(fmt.Sprintf("%s/members=%d/settle=%v", s.Name(), members, settle), func(b *testing.B) {
@@ -89,62 +89,68 @@ const crashTimeout = 2 * time.Second
 //	go test -run XXX -bench ConvergenceCrash -benchtime 20x -timeout 60m .
 func BenchmarkConvergenceCrash(b *testing.B) {
 	srv := zktest.Standalone(b, zktest.Options{})
-	for _, members := range []int{10, 50, 100} {
-		b.Run(fmt.Sprintf("balanced/members=%d/settle=0s", members), func(b *testing.B) {
-			g := newBenchGroup(b, srv.Addr(), rebalance.Balanced, members, 0)
-			defer g.closeAll()
-			// An observer learns when the server expires the session: the
-			// victim's member node goes then.
-			obs, _, err := zk.Connect([]string{srv.Addr()}, 10*time.Second, zk.WithLogInfo(false))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer obs.Close()
-			paths := zkpath.Group{Root: "/zkalloc", Group: g.group}
-			var crashes, reactions []time.Duration
-			b.ResetTimer()
-			for i := range b.N {
-				b.StopTimer()
-				proxy := zktest.StartProxy(b, srv.Addr())
-				victim, err := g.startWith(fmt.Sprintf("crash%03d", i), proxy.Addrs(), crashTimeout)
-				if err != nil {
-					b.Fatal(err)
-				}
-				g.members = append(g.members, victim)
-				g.waitConverged(time.Now())
-				g.members = g.members[:len(g.members)-1]
-				exists, _, gone, err := obs.ExistsW(paths.Member(victim.name))
-				if err != nil || !exists {
-					b.Fatalf("member node of %s: exists %v, %v", victim.name, exists, err)
-				}
-				expired := make(chan time.Time, 1)
-				go func() {
-					<-gone
-					expired <- time.Now()
-				}()
-				b.StartTimer()
-				start := time.Now()
-				proxy.Blackhole(true)
-				took := g.waitConverged(start)
-				crashes = append(crashes, took)
-				select {
-				case at := <-expired:
-					reactions = append(reactions, start.Add(took).Sub(at))
-				case <-time.After(time.Minute):
-					b.Fatal("the crashed member's node is still there")
-				}
-				b.StopTimer()
-				victim.close() // it has revoked everything by itself meanwhile
-				if err := proxy.Close(); err != nil {
-					b.Fatal(err)
-				}
-				b.StartTimer()
-			}
-			b.StopTimer()
-			report(b, "crash", crashes)
-			report(b, "after-expiry", reactions)
-		})
+	for _, s := range []rebalance.Strategy{rebalance.StickyStrategy, rebalance.Balanced} {
+		for _, members := range []int{10, 50, 100} {
+			b.Run(fmt.Sprintf("%s/members=%d/settle=0s", s.Name(), members), func(b *testing.B) {
+				benchConvergenceCrash(b, srv.Addr(), s, members)
+			})
+		}
 	}
+}
+
+func benchConvergenceCrash(b *testing.B, server string, s rebalance.Strategy, members int) {
+	g := newBenchGroup(b, server, s, members, 0)
+	defer g.closeAll()
+	// An observer learns when the server expires the session: the
+	// victim's member node goes then.
+	obs, _, err := zk.Connect([]string{server}, 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer obs.Close()
+	paths := zkpath.Group{Root: "/zkalloc", Group: g.group}
+	var crashes, reactions []time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		proxy := zktest.StartProxy(b, server)
+		victim, err := g.startWith(fmt.Sprintf("crash%03d", i), proxy.Addrs(), crashTimeout)
+		if err != nil {
+			b.Fatal(err)
+		}
+		g.members = append(g.members, victim)
+		g.waitConverged(time.Now())
+		g.members = g.members[:len(g.members)-1]
+		exists, _, gone, err := obs.ExistsW(paths.Member(victim.name))
+		if err != nil || !exists {
+			b.Fatalf("member node of %s: exists %v, %v", victim.name, exists, err)
+		}
+		expired := make(chan time.Time, 1)
+		go func() {
+			<-gone
+			expired <- time.Now()
+		}()
+		b.StartTimer()
+		start := time.Now()
+		proxy.Blackhole(true)
+		took := g.waitConverged(start)
+		crashes = append(crashes, took)
+		select {
+		case at := <-expired:
+			reactions = append(reactions, start.Add(took).Sub(at))
+		case <-time.After(time.Minute):
+			b.Fatal("the crashed member's node is still there")
+		}
+		b.StopTimer()
+		victim.close() // it has revoked everything by itself meanwhile
+		if err := proxy.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.StopTimer()
+	report(b, "crash", crashes)
+	report(b, "after-expiry", reactions)
 }
 
 // newBenchGroup starts n members sharing 1,000 partitions (10 topics of

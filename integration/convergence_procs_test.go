@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,13 +26,18 @@ import (
 const procMemberEnv = "ZKALLOC_BENCH_MEMBER"
 
 type procMemberConfig struct {
-	Servers []string
-	Group   string
-	Member  string
+	Servers  []string
+	Group    string
+	Member   string
+	Strategy string // the strategy's Name: one of procStrategies
 }
 
-// BenchmarkConvergenceProcs is BenchmarkConvergence (Balanced, settle 0)
-// with every member in a process of its own, the test binary run again
+// procStrategies are the strategies BenchmarkConvergenceProcs runs, the
+// default first.
+var procStrategies = []rebalance.Strategy{rebalance.StickyStrategy, rebalance.Balanced}
+
+// BenchmarkConvergenceProcs is BenchmarkConvergence (settle 0, the
+// default strategy and Balanced) with every member in a process of its own, the test binary run again
 // as a member: the members' computations then run in separate processes,
 // as they would on separate machines, though here on the same 2 cores as
 // the server. Times are taken by the members with the machine's clock:
@@ -42,15 +48,17 @@ type procMemberConfig struct {
 //	go test -run XXX -bench ConvergenceProcs -benchtime 20x -timeout 60m .
 func BenchmarkConvergenceProcs(b *testing.B) {
 	srv := zktest.Standalone(b, zktest.Options{})
-	for _, members := range []int{10, 50} {
-		b.Run(fmt.Sprintf("balanced/members=%d/settle=0s", members), func(b *testing.B) {
-			benchConvergenceProcs(b, srv.Addr(), members)
-		})
+	for _, s := range procStrategies {
+		for _, members := range []int{10, 50} {
+			b.Run(fmt.Sprintf("%s/members=%d/settle=0s", s.Name(), members), func(b *testing.B) {
+				benchConvergenceProcs(b, srv.Addr(), s, members)
+			})
+		}
 	}
 }
 
-func benchConvergenceProcs(b *testing.B, server string, n int) {
-	g := &procGroup{b: b, servers: []string{server}, group: fmt.Sprintf("procs-%d-%d", n, time.Now().UnixNano()), wake: make(chan struct{}, 1)}
+func benchConvergenceProcs(b *testing.B, server string, s rebalance.Strategy, n int) {
+	g := &procGroup{b: b, servers: []string{server}, strategy: s.Name(), group: fmt.Sprintf("procs-%d-%d", n, time.Now().UnixNano()), wake: make(chan struct{}, 1)}
 	defer g.closeAll()
 	for range n {
 		g.join().send("start")
@@ -82,11 +90,12 @@ func benchConvergenceProcs(b *testing.B, server string, n int) {
 
 // procGroup is a group of member processes.
 type procGroup struct {
-	b       *testing.B
-	servers []string
-	group   string
-	members []*procMember
-	wake    chan struct{} // one slot: some member reported an update
+	b        *testing.B
+	servers  []string
+	strategy string // the members' Strategy, by name
+	group    string
+	members  []*procMember
+	wake     chan struct{} // one slot: some member reported an update
 }
 
 // procMember is one member process and what it reported.
@@ -108,7 +117,7 @@ type procMember struct {
 
 func (g *procGroup) join() *procMember {
 	name := fmt.Sprintf("m%03d", len(g.members))
-	cfg, err := json.Marshal(procMemberConfig{Servers: g.servers, Group: g.group, Member: name})
+	cfg, err := json.Marshal(procMemberConfig{Servers: g.servers, Group: g.group, Member: name, Strategy: g.strategy})
 	if err != nil {
 		g.b.Fatal(err)
 	}
@@ -256,6 +265,11 @@ func runProcMember() int {
 		fmt.Printf("e %v\n", err)
 		return 2
 	}
+	i := slices.IndexFunc(procStrategies, func(s rebalance.Strategy) bool { return s.Name() == cfg.Strategy })
+	if i < 0 {
+		fmt.Printf("e strategy %q: not one of procStrategies\n", cfg.Strategy)
+		return 2
+	}
 	parts := map[string][]int32{}
 	for t := range 10 {
 		parts[fmt.Sprintf("t%d", t)] = ids(100)
@@ -264,7 +278,7 @@ func runProcMember() int {
 		Servers:  cfg.Servers,
 		Group:    cfg.Group,
 		Member:   cfg.Member,
-		Strategy: rebalance.Balanced,
+		Strategy: procStrategies[i],
 		// The group's members run in separate processes of one test:
 		// their logs go where the benchmark's go.
 		Partitions: parts,
