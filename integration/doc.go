@@ -19,10 +19,18 @@
 //     clients still reach them;
 //   - TestFastJoin: a member joining a group of 100,000 partitions
 //     (ZKALLOC_FASTJOIN_TOPICS × 1,000 if set, 10,000 with -short);
+//   - TestStickySequenceMovesTheMinimum and TestStickyRollingRestart
+//     (sticky_*_test.go): issue 27's checks of the default (sticky)
+//     strategy: over joins, a leave, a crash, partition changes, a
+//     weighted member, a drain and an undrain, the partitions that change
+//     owner are exactly the minimum and every member is within one of its
+//     share; a rolling restart moves only each restarted member's own,
+//     away and back, and nothing with DepartureDelay;
 //   - the scale runs (TestScale*), only with ZKALLOC_SCALE=1;
 //   - the benchmarks: BenchmarkConvergence, BenchmarkConvergenceCrash,
-//     BenchmarkConvergenceProcs (members in processes of their own) and
-//     BenchmarkFastJoin.
+//     BenchmarkConvergenceProcs (members in processes of their own), each
+//     with the sticky default and Balanced, BenchmarkFastJoin, and
+//     BenchmarkStartLarge (Start into a group of 100,000 partitions).
 //
 // `make test` runs this module after the main one:
 //

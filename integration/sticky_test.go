@@ -382,6 +382,7 @@ func TestStickySequenceMovesTheMinimum(t *testing.T) {
 	join(ce)
 
 	// The drain mark, as `zkalloc drain a` writes it.
+	beforeDrain := prev
 	began = time.Now()
 	if _, err := conn.Create(paths.Drained(), nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		t.Fatal(err)
@@ -408,6 +409,15 @@ func TestStickySequenceMovesTheMinimum(t *testing.T) {
 		}
 		return ""
 	})
+
+	// Undrained, a is the only member below its share: it takes back
+	// its own partitions (issue 27: returning members get their own
+	// back), none of anyone else's.
+	for p, o := range prev {
+		if o == "a" && beforeDrain[p] != "a" {
+			t.Errorf("undrained, a took %s, which was %s's before the drain, not its own", p, beforeDrain[p])
+		}
+	}
 
 	join(cfg("f", nil))
 
