@@ -15,9 +15,10 @@ import (
 const largeTopics, largePerTopic = 100, 1000
 
 // startLargeBound is a sanity bound on one Start in BenchmarkStartLarge,
-// far above the 2 s: the machine is shared, and the figure is
-// what the benchmark reports.
-const startLargeBound = 10 * time.Second
+// far above the 2 s: the figure is what the benchmark reports.
+// It is TestFastJoin's bound: on the shared 2-core machine, at load
+// averages of 8 to 15, a Start took 10.4 s (12-04).
+const startLargeBound = 30 * time.Second
 
 // BenchmarkStartLarge reports how long Start takes into a group of
 // 100,000 partitions (100 topics of 1,000), with the default strategy
