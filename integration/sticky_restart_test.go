@@ -97,8 +97,13 @@ func rollingRestart(t *testing.T, addr string, delay time.Duration) {
 				}
 			}
 		}
-		t.Logf("restart of %s (%d partitions): converged without it in %v, with it again %v after its Start",
-			name, own, away.Round(time.Millisecond), s.last.Sub(began).Round(time.Millisecond))
+		if delay == 0 {
+			t.Logf("restart of %s (%d partitions): converged without it in %v, with it again %v after its Start",
+				name, own, away.Round(time.Millisecond), s.last.Sub(began).Round(time.Millisecond))
+		} else {
+			t.Logf("restart of %s (%d partitions): back %v after its Close, converged %v after its Start",
+				name, own, time.Since(closed).Round(time.Millisecond), s.last.Sub(began).Round(time.Millisecond))
+		}
 		cur = s
 	}
 	if !maps.Equal(cur.owner, start.owner) {
