@@ -70,6 +70,7 @@ type benchGroup struct {
 	startTimeout time.Duration
 	all          atomic.Int64 // requests of every member
 	claims       atomic.Int64 // requests on claims
+	record       atomic.Int64 // requests on the sticky strategy's record (the head and its shares)
 }
 
 // crashTimeout is the session timeout of the members that crash in
@@ -182,10 +183,10 @@ func benchConvergence(b *testing.B, server string, s rebalance.Strategy, n int, 
 	defer g.closeAll()
 
 	var joins, leaves []time.Duration
-	var requests, claimRequests int64
+	var requests, claimRequests, recordRequests int64
 	b.ResetTimer()
 	for range b.N {
-		all, claims := g.all.Load(), g.claims.Load()
+		all, claims, record := g.all.Load(), g.claims.Load(), g.record.Load()
 		start := time.Now()
 		g.join()
 		joins = append(joins, g.waitConverged(start))
@@ -197,6 +198,7 @@ func benchConvergence(b *testing.B, server string, s rebalance.Strategy, n int, 
 		leaves = append(leaves, g.waitConverged(start))
 		requests += g.all.Load() - all
 		claimRequests += g.claims.Load() - claims
+		recordRequests += g.record.Load() - record
 	}
 	b.StopTimer()
 	changes := float64(2 * b.N)
@@ -204,6 +206,9 @@ func benchConvergence(b *testing.B, server string, s rebalance.Strategy, n int, 
 	report(b, "leave", leaves)
 	b.ReportMetric(float64(requests)/changes/float64(n), "req/member/change")
 	b.ReportMetric(float64(requests-claimRequests)/changes/float64(n), "req-w/o-claims/member/change")
+	if s == rebalance.StickyStrategy {
+		b.ReportMetric(float64(recordRequests)/changes/float64(n), "req-record/member/change")
+	}
 }
 
 // report reports the 50th and 99th percentiles of ds in milliseconds.
@@ -329,15 +334,20 @@ func (g *benchGroup) converged() (time.Time, bool) {
 // count counts a request that a member sent, as a tapped proxy sees it:
 // the requests of the client's API (reads, writes, multis), apart from
 // syncs; not the client's pings, nor the watches it sets again on a new
-// connection. A request on a claim is counted in claims too; a multi is
-// one on claims if its first operation is: the claims actor's batches are
-// all claims, the set's writes none.
+// connection. A request on a claim is counted in claims too, and one on
+// the sticky strategy's record (its head or a share node) in record; a
+// multi is one on claims, or on the record, if its first operation is:
+// the claims actor's batches are all claims, the record's writes all
+// record nodes, the set's writes neither.
 func (g *benchGroup) count(r zktest.Request) {
 	if r.Path == "" || r.Op == "sync" {
 		return
 	}
 	g.all.Add(1)
-	if strings.Contains(r.Path, "/owners/") {
+	switch {
+	case strings.Contains(r.Path, "/owners/"):
 		g.claims.Add(1)
+	case strings.HasSuffix(r.Path, "/assignment") || strings.Contains(r.Path, "/assignment/"):
+		g.record.Add(1)
 	}
 }
