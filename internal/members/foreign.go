@@ -44,28 +44,47 @@ func short(name string) string {
 	return fmt.Sprintf("%s...(%d bytes)", strings.ToValidUTF8(name[:show], ""), len(name))
 }
 
-// verdicts keeps which children of members/ were found to be members
-// (true) or not (false). A node keeps its kind for life, so a name is
-// looked at once, when it first appears in the list, and again only if it
-// may have been deleted and created again unseen: when a list holds the
-// same names as the last but another pzxid. That costs each member one
-// read per other member that joins, not one per member on every change.
+// verdicts keeps which children of members/ were found to be members,
+// and their weights. A node keeps its kind and its data for life (no
+// member writes its node again: it makes a new one), so a name is looked
+// at once, when it first appears in the list, and again only if it may
+// have been deleted and created again unseen: when a list holds the same
+// names as the last but another pzxid. That costs each member one read
+// per other member that joins, not one per member on every change.
 type verdicts struct {
-	of     map[string]bool
+	of     map[string]verdict
 	names  []string // the list they were made for
 	pzxid  int64    // its pzxid
 	warned map[string]struct{}
 }
 
+// verdict is what a child of members/ was found to be.
+type verdict struct {
+	member bool
+	weight int // its Info's, 1 to rebalance.MaxWeight; set for a member only
+}
+
+// weightOf is the weight a member's node data gives: [membership.Info]'s
+// effective weight, capped at [rebalance.MaxWeight]; 1 for data that is
+// not an Info (a node written by something else, whose kind makes it a
+// member all the same).
+func weightOf(data []byte) int {
+	i, _ := membership.ParseInfo(data) // the zero Info if not: weight 1
+	return min(i.EffectiveWeight(), rebalance.MaxWeight)
+}
+
 // members returns the members among names, sorted children of members/
-// read with pzxid, reading the stat of every name it has no verdict for,
-// the requests pipelined. Names that are not valid member names, or nodes
-// that are not a live session's, are left out and logged once each with
-// their path; a node gone meanwhile is left out, and whole is false: the
-// list must be read again (its watch has fired), not published, or the
-// view would lack a node the list at its pzxid holds. own, this member's
-// name, is taken as a member: list checks it.
-func (m *Actor) members(conn zksession.Conn, names []string, pzxid int64) (out []string, whole bool, err error) {
+// read with pzxid, and their weights, parallel to them (nil if all are
+// 1), reading the node of every name it has no verdict for, the requests
+// pipelined: a Get, which costs the same request as the stat, and gives
+// the weight. This member's own weight is its Config.Info's. Names that
+// are not valid member names, or nodes that are not a live session's,
+// are left out and logged once each with their path; a node gone
+// meanwhile is left out, and whole is false: the list must be read again
+// (its watch has fired), not published, or the view would lack a node
+// the list at its pzxid holds. own, this member's name, is taken as a
+// member: list checks it.
+func (m *Actor) members(conn zksession.Conn, names []string, pzxid int64) (out []string, weights []int, whole bool, err error) {
 	v := &m.verdicts
 	if v.warned == nil {
 		v.warned = make(map[string]struct{})
@@ -73,7 +92,7 @@ func (m *Actor) members(conn zksession.Conn, names []string, pzxid int64) (out [
 	if v.of == nil || slices.Equal(names, v.names) && pzxid != v.pzxid {
 		// The same names but another pzxid: a child was deleted and
 		// created again unseen, perhaps as another kind of node.
-		v.of = make(map[string]bool, len(names))
+		v.of = make(map[string]verdict, len(names))
 	}
 	var look []string
 	for _, name := range names {
@@ -82,16 +101,13 @@ func (m *Actor) members(conn zksession.Conn, names []string, pzxid int64) (out [
 		}
 	}
 	stats := make([]*zk.Stat, len(look))
+	data := make([][]byte, len(look))
 	errs := make([]error, len(look))
 	inflight.Do(len(look), func(i int) {
 		if rebalance.ValidateName(look[i]) != nil || len(look[i]) > rebalance.MaxNameLen {
 			return // stats[i] stays nil: not a member's name
 		}
-		var ok bool
-		ok, stats[i], errs[i] = conn.Exists(m.cfg.Paths.Member(look[i]))
-		if errs[i] == nil && !ok {
-			errs[i] = zk.ErrNoNode
-		}
+		data[i], stats[i], errs[i] = conn.Get(m.cfg.Paths.Member(look[i]))
 	})
 	whole = true
 	for i, name := range look {
@@ -100,12 +116,13 @@ func (m *Actor) members(conn zksession.Conn, names []string, pzxid int64) (out [
 			whole = false
 			continue // gone: no verdict, left out
 		case errs[i] != nil:
-			return nil, false, fmt.Errorf("read member node %s: %w", m.cfg.Paths.Member(name), errs[i])
+			return nil, nil, false, fmt.Errorf("read member node %s: %w", m.cfg.Paths.Member(name), errs[i])
 		}
-		v.of[name] = stats[i] != nil && membership.IsMember(stats[i].EphemeralOwner)
-		if v.of[name] {
+		if stats[i] != nil && membership.IsMember(stats[i].EphemeralOwner) {
+			v.of[name] = verdict{member: true, weight: weightOf(data[i])}
 			continue
 		}
+		v.of[name] = verdict{}
 		if _, done := v.warned[name]; !done {
 			v.warned[name] = struct{}{}
 			why := "not a valid member name"
@@ -115,16 +132,27 @@ func (m *Actor) members(conn zksession.Conn, names []string, pzxid int64) (out [
 			m.cfg.Logger.Warn("zkalloc: ignoring a node under members/ that is not a member", "path", m.cfg.Paths.Member(short(name)), "why", why)
 		}
 	}
-	keep := make(map[string]bool, len(names))
+	own := verdict{member: true, weight: min(m.cfg.Info.EffectiveWeight(), rebalance.MaxWeight)}
+	keep := make(map[string]verdict, len(names))
 	out = make([]string, 0, len(names))
+	weights = make([]int, 0, len(names))
+	heavy := false // a weight other than 1
 	for _, name := range names {
-		member, known := v.of[name]
-		if known || name == m.cfg.Member {
-			keep[name] = member
+		vd, known := v.of[name]
+		if name == m.cfg.Member {
+			vd, known = own, true
 		}
-		if member || name == m.cfg.Member {
+		if known {
+			keep[name] = vd
+		}
+		if vd.member {
 			out = append(out, name)
+			weights = append(weights, vd.weight)
+			heavy = heavy || vd.weight != 1
 		}
+	}
+	if !heavy {
+		weights = nil // the views of groups without weights stay as they were
 	}
 	v.of, v.names, v.pzxid = keep, names, pzxid
 	for name := range v.warned {
@@ -132,5 +160,5 @@ func (m *Actor) members(conn zksession.Conn, names []string, pzxid int64) (out [
 			delete(v.warned, name) // gone: a node of that name later is logged again
 		}
 	}
-	return out, whole, nil
+	return out, weights, whole, nil
 }

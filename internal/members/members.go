@@ -389,11 +389,11 @@ func (m *Actor) read(conn zksession.Conn) (*membership.View, bool, error) {
 	}
 	m.refused = ""
 	slices.Sort(names)
-	members, whole, err := m.members(conn, names, stat.Pzxid)
+	members, weights, whole, err := m.members(conn, names, stat.Pzxid)
 	if err != nil {
 		return nil, false, err
 	}
-	v := membership.View{Members: members, Zxid: stat.Pzxid, SessionID: conn.SessionID(), Reconnects: m.loop.State().Reconnects}
+	v := membership.View{Members: members, Weights: weights, Zxid: stat.Pzxid, SessionID: conn.SessionID(), Reconnects: m.loop.State().Reconnects}
 	if m.cfg.Seats {
 		if sl.err != nil {
 			if errors.Is(sl.err, zk.ErrNoNode) {
