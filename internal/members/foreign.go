@@ -3,7 +3,6 @@ package members
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/go-zookeeper/zk"
@@ -48,14 +47,52 @@ func short(name string) string {
 // and their weights. A node keeps its kind and its data for life (no
 // member writes its node again: it makes a new one), so a name is looked
 // at once, when it first appears in the list, and again only if it may
-// have been deleted and created again unseen: when a list holds the same
-// names as the last but another pzxid. That costs each member one read
-// per other member that joins, not one per member on every change.
+// have been deleted and created again unseen. The members node's Stat
+// tells: its Cversion counts the creates and deletes of its children
+// (see internal/claims' claims_proof.go), so a list whose Cversion grew
+// by exactly the names that came and went since the last list had no
+// change in between that it does not show; if it grew by more, a name
+// may have gone and come back, perhaps as another kind of node or with
+// another weight, and every name is looked at again. A new members node
+// (another Czxid) is looked at afresh. That costs each member one read
+// per other member that joins, not one per member on every change, but
+// for lists it missed a change of.
 type verdicts struct {
-	of     map[string]verdict
-	names  []string // the list they were made for
-	pzxid  int64    // its pzxid
-	warned map[string]struct{}
+	of       map[string]verdict
+	names    []string // the list they were made for
+	czxid    int64    // the members node's Czxid at that list
+	cversion int32    // and its Cversion
+	warned   map[string]struct{}
+}
+
+// unseen reports whether names, a sorted list of members/ whose node's
+// Stat is stat, may hide a change since the list the verdicts were made
+// for: a child deleted and created again between the two. int32
+// arithmetic wraps as the server's counter does; a counter that has
+// stopped (past 2^31 creates, see claims_proof.go) makes every list look
+// so, which costs reads, never a stale verdict.
+func (v *verdicts) unseen(names []string, stat *zk.Stat) bool {
+	if v.of == nil || stat.Czxid != v.czxid {
+		return true
+	}
+	return stat.Cversion-v.cversion != int32(symmetricDifference(names, v.names))
+}
+
+// symmetricDifference counts the names in one of a and b, both sorted,
+// but not in the other.
+func symmetricDifference(a, b []string) int {
+	n, i, j := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			n, i = n+1, i+1
+		case a[i] > b[j]:
+			n, j = n+1, j+1
+		default:
+			i, j = i+1, j+1
+		}
+	}
+	return n + len(a) - i + len(b) - j
 }
 
 // verdict is what a child of members/ was found to be.
@@ -74,7 +111,7 @@ func weightOf(data []byte) int {
 }
 
 // members returns the members among names, sorted children of members/
-// read with pzxid, and their weights, parallel to them (nil if all are
+// read with the members node's stat, and their weights, parallel to them (nil if all are
 // 1), reading the node of every name it has no verdict for, the requests
 // pipelined: a Get, which costs the same request as the stat, and gives
 // the weight. This member's own weight is its Config.Info's. Names that
@@ -84,14 +121,12 @@ func weightOf(data []byte) int {
 // (its watch has fired), not published, or the view would lack a node
 // the list at its pzxid holds. own, this member's name, is taken as a
 // member: list checks it.
-func (m *Actor) members(conn zksession.Conn, names []string, pzxid int64) (out []string, weights []int, whole bool, err error) {
+func (m *Actor) members(conn zksession.Conn, names []string, stat *zk.Stat) (out []string, weights []int, whole bool, err error) {
 	v := &m.verdicts
 	if v.warned == nil {
 		v.warned = make(map[string]struct{})
 	}
-	if v.of == nil || slices.Equal(names, v.names) && pzxid != v.pzxid {
-		// The same names but another pzxid: a child was deleted and
-		// created again unseen, perhaps as another kind of node.
+	if v.unseen(names, stat) {
 		v.of = make(map[string]verdict, len(names))
 	}
 	var look []string
@@ -154,7 +189,7 @@ func (m *Actor) members(conn zksession.Conn, names []string, pzxid int64) (out [
 	if !heavy {
 		weights = nil // the views of groups without weights stay as they were
 	}
-	v.of, v.names, v.pzxid = keep, names, pzxid
+	v.of, v.names, v.czxid, v.cversion = keep, names, stat.Czxid, stat.Cversion
 	for name := range v.warned {
 		if _, listed := keep[name]; !listed {
 			delete(v.warned, name) // gone: a node of that name later is logged again

@@ -389,7 +389,7 @@ func (m *Actor) read(conn zksession.Conn) (*membership.View, bool, error) {
 	}
 	m.refused = ""
 	slices.Sort(names)
-	members, weights, whole, err := m.members(conn, names, stat.Pzxid)
+	members, weights, whole, err := m.members(conn, names, stat)
 	if err != nil {
 		return nil, false, err
 	}
