@@ -20,9 +20,9 @@ import (
 	"github.com/zkalloc/zkalloc/session"
 )
 
-// Config configures an [Actor]. Every field is required but Info,
-// Seats and Drained: the allocator sets them all (its New), and [New] panics, naming
-// the field, if one is missing. There are no defaults here.
+// Config configures an [Actor]. Every field is required but Info, Seats
+// and Drained: the allocator sets them all (its New), and [New] panics,
+// naming the field, if one is missing. There are no defaults here.
 type Config struct {
 	Paths  zkpath.Group
 	Member string
@@ -333,23 +333,22 @@ const maxRounds = 8
 var errUnsettled = errors.New("the member list kept changing while it was read")
 
 // list lists the members (and the seats and drain marks), arms the
-// watches and publishes
-// the view, once a reading holds still: a reading after which a watch it
-// armed has fired, or a listed node was found gone, is read again
-// instead of published. ZooKeeper sends a watch's event before any later
-// reply on the connection, and the client closes the watch's channel
-// before it hands that reply over (see internal/partset's
-// Set.changedSince, and its TestWatchFiresBeforeLaterReply), so a reading
-// whose watches are all open once its last reply is in is the lists as
-// the server had them then: the group as it was at the view's zxid, the
-// newest of the lists' pzxids. Without it, a node
-// listed but deleted before its Exists was left out of a view with the
-// list's pzxid, which another member kept; and with seats, a member list
-// read before a join could be paired with a seat list read after it,
-// under the seat list's newer pzxid (issue 26); so could a drain mark
-// list read before a drain be paired with a member list read after a
-// later join. It fails with
-// errUnsettled after maxRounds readings that each found a change.
+// watches and publishes the view, once a reading holds still: a reading
+// after which a watch it armed has fired, or a listed node was found
+// gone, is read again instead of published. ZooKeeper sends a watch's
+// event before any later reply on the connection, and the client closes
+// the watch's channel before it hands that reply over (see
+// internal/partset's Set.changedSince, and its
+// TestWatchFiresBeforeLaterReply), so a reading whose watches are all
+// open once its last reply is in is the lists as the server had them
+// then: the group as it was at the view's zxid, the newest of the lists'
+// pzxids. Without it, a node listed but deleted before it was read was
+// left out of a view with the list's pzxid, which another member kept;
+// and with seats, a member list read before a join could be paired with
+// a seat list read after it, under the seat list's newer pzxid (issue
+// 26); so could a list of drain marks read before a drain be paired with
+// a member list read after a later join. It fails with errUnsettled
+// after maxRounds readings that each found a change.
 func (m *Actor) list(conn zksession.Conn) error {
 	for round := 0; ; round++ {
 		if round == maxRounds {
