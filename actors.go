@@ -14,6 +14,7 @@ import (
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/membership"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // The ZooKeeper actors are what the Allocator's seam takes.
@@ -64,6 +65,7 @@ func zkActors(cfg Config, log *slog.Logger, clock actor.Clock) seam.Actors {
 		Member:  cfg.Member,
 		Info:    info,
 		Seats:   cfg.DepartureDelay > 0,
+		Drained: cfg.Strategy == rebalance.StickyStrategy,
 		Session: sess.Subscribe(),
 		ACL:     cfg.ACL,
 		Resync:  membersResync,
