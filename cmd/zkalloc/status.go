@@ -28,7 +28,22 @@ type memberStatus struct {
 	Version  string `json:"version,omitempty"`
 	Started  string `json:"started,omitempty"` // RFC 3339
 	Age      string `json:"age"`               // since the node was created, in this session
-	Owns     int    `json:"owns"`
+	Weight   int    `json:"weight"`            // from its node; 1 if it gives none
+	Drained  bool   `json:"drained"`           // a drain mark names it (zkalloc drain)
+	Owns     int    `json:"owns"`              // the claims it holds
+	// InRecord is the partitions the assignment record gives it; absent
+	// if there is no record or it is not in it.
+	InRecord *int `json:"in_record,omitempty"`
+}
+
+// recordStatus is the head of the group's assignment record (the sticky
+// strategy's): its generation and the zxids of the member and partition
+// views it was computed for, hex as ZooKeeper's tools show zxids.
+type recordStatus struct {
+	Generation     int64  `json:"generation,omitempty"`
+	MembersZxid    string `json:"members_zxid,omitempty"`
+	PartitionsZxid string `json:"partitions_zxid,omitempty"`
+	Error          string `json:"error,omitempty"` // the head cannot be read
 }
 
 // handoffStatus is a partition whose claim is not (yet) where the
@@ -59,6 +74,11 @@ type groupStatus struct {
 	// DepartureDelay; Paused the partitions the members keep for them.
 	Seats  []string `json:"seats,omitempty"`
 	Paused []string `json:"paused,omitempty"`
+	// DrainedAbsent are the drain marks (drained/<member>) of names that
+	// are not live members; a live member's is its Drained.
+	DrainedAbsent []drainMark `json:"drained_absent,omitempty"`
+	// Record is the assignment record's head, if there is one.
+	Record *recordStatus `json:"record,omitempty"`
 	// Strategy is the members' common strategy; Handoffs is known only
 	// when it is a built-in one (the command can run it).
 	Strategy      string          `json:"strategy,omitempty"`
@@ -128,6 +148,7 @@ func readStatus(c *client) (*groupStatus, error) {
 		sessions[lm.name] = lm.session
 		m := memberStatus{Name: lm.name, Session: sessionHex(lm.session)}
 		m.Host, m.PID, m.Strategy, m.Version, m.Started = lm.info.Host, lm.info.PID, lm.info.Strategy, lm.info.Version, lm.info.Started
+		m.Weight = lm.info.EffectiveWeight()
 		strategies[m.Strategy] = true
 		created := time.UnixMilli(lm.stat.Ctime)
 		m.Age = now.Sub(created).Round(time.Second).String()
@@ -224,6 +245,9 @@ func readStatus(c *client) (*groupStatus, error) {
 			st.Seats = append(st.Seats, name)
 		}
 	}
+	if err := readDrainsAndRecord(c, st, live); err != nil {
+		return nil, err
+	}
 	if err := dates.read(c, st.Seats); err != nil {
 		return nil, err
 	}
@@ -302,10 +326,35 @@ func printStatus(st *groupStatus, w io.Writer) error {
 	fmt.Fprintf(w, "group %s (%s): %d members, %d topics, %d partitions, %d owned, %d unowned, hand-offs in progress: %s%s\n",
 		st.Group, st.Path, len(st.Members), len(st.Partitions), total, len(st.Owners), len(st.Unowned), handoffs, held)
 
+	if r := st.Record; r != nil && r.Error != "" {
+		fmt.Fprintf(w, "assignment record: unreadable: %s\n", r.Error)
+	} else if r != nil {
+		fmt.Fprintf(w, "assignment record: generation %d, computed for members zxid %s, partitions zxid %s\n", r.Generation, r.MembersZxid, r.PartitionsZxid)
+	}
+
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nMEMBER\tHOST\tPID\tSESSION\tSTRATEGY\tVERSION\tAGE\tOWNS")
+	inRecord := ""
+	if st.Record != nil && st.Record.Error == "" {
+		inRecord = "\tIN RECORD"
+	}
+	fmt.Fprintf(tw, "\nMEMBER\tHOST\tPID\tSESSION\tSTRATEGY\tVERSION\tAGE\tWEIGHT\tDRAINED\tOWNS%s\n", inRecord)
 	for _, m := range st.Members {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\n", m.Name, m.Host, m.PID, m.Session, m.Strategy, m.Version, m.Age, m.Owns)
+		drained := "-"
+		if m.Drained {
+			drained = "drained"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%d", m.Name, m.Host, m.PID, m.Session, m.Strategy, m.Version, m.Age, m.Weight, drained, m.Owns)
+		switch {
+		case inRecord == "":
+		case m.InRecord == nil:
+			fmt.Fprint(tw, "\t-")
+		default:
+			fmt.Fprintf(tw, "\t%d", *m.InRecord)
+		}
+		fmt.Fprintln(tw)
+	}
+	for _, d := range st.DrainedAbsent {
+		fmt.Fprintf(tw, "(drained, not live: %s%s)\n", d.Name, d.since())
 	}
 	fmt.Fprintln(tw, "\nTOPIC\tPARTITIONS")
 	for _, topic := range slices.Sorted(maps.Keys(st.Partitions)) {
