@@ -103,31 +103,14 @@ func readMarks(c *client) (map[string]drainMark, error) {
 	return marks, nil
 }
 
-// readHead reads the head of the group's assignment record; ok is false
-// if there is none. An unreadable head is an error wrapping
-// assignment.ErrInvalid.
-func readHead(c *client) (h assignment.Head, ok bool, err error) {
-	data, _, err := c.conn.Get(c.paths.Assignment())
-	if errors.Is(err, zk.ErrNoNode) {
-		return assignment.Head{}, false, nil
-	}
-	if err != nil {
-		return assignment.Head{}, false, err
-	}
-	h, err = assignment.DecodeHead(data)
-	if err != nil {
-		return assignment.Head{}, false, fmt.Errorf("the assignment record's head %s: %w", c.paths.Assignment(), err)
-	}
-	return h, true, nil
-}
-
 // readDrainsAndRecord reads the drain marks and the assignment record's
 // head into st: each live member's Drained and InRecord, the marks of
-// names not live, and the head's generation and zxids.
-func readDrainsAndRecord(c *client, st *groupStatus, live map[string]bool) error {
+// names not live, and the head's generation and zxids. It returns the
+// head, if there is one and it can be read.
+func readDrainsAndRecord(c *client, st *groupStatus, live map[string]bool) (head assignment.Head, ok bool, err error) {
 	marks, err := readMarks(c)
 	if err != nil {
-		return err
+		return assignment.Head{}, false, err
 	}
 	for i := range st.Members {
 		_, st.Members[i].Drained = marks[st.Members[i].Name]
@@ -137,12 +120,13 @@ func readDrainsAndRecord(c *client, st *groupStatus, live map[string]bool) error
 			st.DrainedAbsent = append(st.DrainedAbsent, marks[name])
 		}
 	}
-	head, ok, err := readHead(c)
+	head, ok, err = readHead(c)
 	switch {
 	case errors.Is(err, assignment.ErrInvalid):
 		st.Record = &recordStatus{Error: err.Error()}
+		return assignment.Head{}, false, nil
 	case err != nil:
-		return err
+		return assignment.Head{}, false, err
 	case ok:
 		st.Record = &recordStatus{Generation: head.Generation, MembersZxid: zxidHex(head.MembersZxid), PartitionsZxid: zxidHex(head.PartitionsZxid)}
 		for i := range st.Members {
@@ -151,7 +135,7 @@ func readDrainsAndRecord(c *client, st *groupStatus, live map[string]bool) error
 			}
 		}
 	}
-	return nil
+	return head, ok, nil
 }
 
 // zxidHex writes a zxid as ZooKeeper's tools show it.
@@ -318,4 +302,19 @@ func undrain(c *client, names []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// markNames are the names of the drain marks st shows, live members'
+// and others'.
+func markNames(st *groupStatus) []string {
+	var names []string
+	for _, m := range st.Members {
+		if m.Drained {
+			names = append(names, m.Name)
+		}
+	}
+	for _, d := range st.DrainedAbsent {
+		names = append(names, d.Name)
+	}
+	return names
 }

@@ -83,8 +83,8 @@ func (g *drainGroup) create(p string, data []byte) {
 }
 
 // record writes an assignment record of events:0-29 over members, with
-// the views' zxids given, and returns its head.
-func (g *drainGroup) record(members []rebalance.Member, membersZxid, partsZxid int64) assignment.Head {
+// the views' zxids given, and returns its head and whom it gives what.
+func (g *drainGroup) record(members []rebalance.Member, membersZxid, partsZxid int64) (assignment.Head, map[string][]rebalance.Partition) {
 	g.t.Helper()
 	var parts []rebalance.Partition
 	for id := range int32(30) {
@@ -102,7 +102,7 @@ func (g *drainGroup) record(members []rebalance.Member, membersZxid, partsZxid i
 	for _, n := range enc.Create {
 		g.create(g.paths.Share(n.Name), n.Data)
 	}
-	return enc.Head
+	return enc.Head, r.Assigned()
 }
 
 // marks lists the drain marks there are.
@@ -125,7 +125,7 @@ func TestDrainRoundTrip(t *testing.T) {
 	g.member("a", sticky(1))
 	g.member("b", sticky(2))
 	g.create(g.paths.Seat("s"), nil)
-	head := g.record([]rebalance.Member{{Name: "a", Weight: 1}, {Name: "b", Weight: 2}, {Name: "c", Weight: 1}}, 7, 8)
+	head, _ := g.record([]rebalance.Member{{Name: "a", Weight: 1}, {Name: "b", Weight: 2}, {Name: "c", Weight: 1}}, 7, 8)
 	eb, _ := head.Of("b")
 	if eb.Count == 0 {
 		t.Fatalf("b owns nothing in the record: %+v", head)
@@ -267,7 +267,7 @@ func TestStatusShowsWeightsAndDrains(t *testing.T) {
 	g.member("a", sticky(0)) // no weight given: 1
 	g.member("b", sticky(3))
 	g.member("n", sticky(1)) // not in the record
-	head := g.record([]rebalance.Member{{Name: "a", Weight: 1}, {Name: "b", Weight: 3}, {Name: "gone", Weight: 1}}, 0x1234, 0x5678)
+	head, _ := g.record([]rebalance.Member{{Name: "a", Weight: 1}, {Name: "b", Weight: 3}, {Name: "gone", Weight: 1}}, 0x1234, 0x5678)
 	if code, _, errOut := g.run("drain", "b", "gone"); code != 0 {
 		t.Fatalf("drain: exit %d: %s", code, errOut)
 	}
@@ -349,7 +349,7 @@ func TestStatusShowsWeightsAndDrains(t *testing.T) {
 	h := newDrainGroup(t, srv, "norecord")
 	h.member("a", sticky(2))
 	code, out, _ = h.run("status")
-	if f := strings.Fields(strings.Split(out, "\n")[2]); code != 0 || strings.Contains(out, "assignment record") || f[len(f)-1] != "OWNS" {
+	if f := strings.Fields(strings.Split(out, "\n")[2]); code != 0 || strings.Contains(out, "assignment record:") || f[len(f)-1] != "OWNS" {
 		t.Errorf("status without a record: exit %d:\n%s", code, out)
 	}
 }
@@ -397,5 +397,97 @@ func TestDrainAuth(t *testing.T) {
 	}
 	if code, _, errOut := cli(t, context.Background(), append(base, "undrain", "a")...); code != exitError || !strings.Contains(errOut, "nothing undrained") {
 		t.Errorf("undrain without -auth: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestStatusStickyHandoffs: in a group of the sticky strategy, status
+// reads the record's shares to tell hand-offs (the record gives a
+// partition to a member that does not hold its claim) and the partitions
+// paused for a seat, so status -check counts them as no problem; a
+// record that gives partitions to a name neither live nor seated (not
+// yet computed for the members) makes them unknown, and -check says why.
+func TestStatusStickyHandoffs(t *testing.T) {
+	srv := zktest.Standalone(t, zktest.Options{})
+	g := newDrainGroup(t, srv, "sticky")
+	g.member("a", sticky(1))
+	g.member("b", sticky(1))
+	g.create(g.paths.Seat("s"), nil)
+	_, assigned := g.record([]rebalance.Member{{Name: "a", Weight: 1}, {Name: "b", Weight: 1}, {Name: "s", Weight: 1}}, 1, 2)
+	// events:29 leaves the set: the record still has it, status drops it.
+	if code, _, errOut := g.run("partitions", "remove", "events:29"); code != 0 {
+		t.Fatalf("remove: exit %d: %s", code, errOut)
+	}
+	// a holds its own and the first of b's; b's others have no claim.
+	claim := func(p rebalance.Partition, m string) { g.create(g.paths.Owners()+"/"+p.String(), []byte(m)) }
+	for _, p := range assigned["a"] {
+		claim(p, "a")
+	}
+	claim(assigned["b"][0], "a")
+	var want []handoffStatus
+	for i, p := range assigned["b"] {
+		if p.ID == 29 {
+			continue
+		}
+		h := handoffStatus{Partition: p.String(), To: "b"}
+		if i == 0 {
+			h.From = "a"
+		}
+		want = append(want, h)
+	}
+	var paused []string
+	for _, p := range assigned["s"] {
+		if p.ID != 29 {
+			paused = append(paused, p.String())
+		}
+	}
+
+	code, out, errOut := g.run("-json", "status")
+	var st groupStatus
+	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil {
+		t.Fatalf("status -json: exit %d, %v: %s%s", code, err, out, errOut)
+	}
+	for i := range st.Handoffs {
+		st.Handoffs[i].Age = ""
+	}
+	if !st.HandoffsKnown || st.Strategy != "sticky" || !slices.Equal(st.Handoffs, want) || !slices.Equal(st.Paused, paused) {
+		t.Errorf("strategy %q, hand-offs %+v (known %v: %s), paused %v; want %+v, paused %v", st.Strategy, st.Handoffs, st.HandoffsKnown, st.HandoffsUnknown, st.Paused, want, paused)
+	}
+	if code, out, errOut := g.run("status", "-check", "-max-handoff-age", "1h"); code != 0 {
+		t.Errorf("status -check: exit %d: %s%s", code, out, errOut)
+	}
+
+	// A drain is a change of the group the hand-offs date from.
+	if code, _, errOut := g.run("drain", "a"); code != 0 {
+		t.Fatalf("drain a: exit %d: %s", code, errOut)
+	}
+	_, mark, err := g.conn.Get(g.paths.DrainedMember("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := connect(context.Background(), options{servers: g.addr, root: "/zkalloc", group: g.paths.Group, timeout: testTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st2, err := readStatus(c)
+	c.conn.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := time.UnixMilli(mark.Ctime); !st2.changed.Equal(want) {
+		t.Errorf("status dates the group's last change %v, want the drain mark's creation, %v", st2.changed, want)
+	}
+
+	// A record over a member that is gone, seatless: not computed for the
+	// members read.
+	h := newDrainGroup(t, srv, "lagging")
+	h.member("a", sticky(1))
+	h.record([]rebalance.Member{{Name: "a", Weight: 1}, {Name: "gone", Weight: 1}}, 1, 2)
+	code, out, _ = h.run("status", "-check")
+	if why := "no hand-off can be told: the assignment record (generation 1) gives partitions to gone, which is neither a live member nor a seat"; code != exitProblem || !strings.Contains(out, why) {
+		t.Errorf("status -check with a lagging record: exit %d, want %d and %q:\n%s", code, exitProblem, why, out)
+	}
+	code, out, _ = h.run("status")
+	if code != 0 || !strings.Contains(out, "hand-offs in progress: unknown") || !strings.Contains(out, "(hand-offs unknown: the assignment record (generation 1) gives partitions to gone") {
+		t.Errorf("status with a lagging record: exit %d:\n%s", code, out)
 	}
 }

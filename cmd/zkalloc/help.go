@@ -29,13 +29,16 @@ var helps = map[string]commandHelp{
 		text: `Reads the group once: its members (name, host, pid, session, strategy,
 version, age of the member node, weight, whether drained, the claims it
 holds and, if the group has an assignment record, its partitions in the
-record), drain marks of members not live, the record's generation and
-the zxids of the views it was computed for, the partitions per topic, the owner of
-each partition, the partitions nobody owns, claims on partitions no
-longer in the set, and the hand-offs in progress with their age (how long
-the group has been on its current members and set: the newest member
-node, seat or topic change; "?" when the newest change is a departure,
+record), drain marks of names not live, the record's generation and the
+zxids of the views it was computed for, the partitions per topic, the
+owner of each partition, the partitions nobody owns, claims on
+partitions no longer in the set, and the hand-offs in progress with
+their age (how long the group has been on its current members and set:
+the newest member node, seat, topic change or, for the sticky strategy,
+drain mark; "?" when the newest change is a departure or an undrain,
 which ZooKeeper does not date, and no claim taken since dates it).
+Hand-offs are known for the built-in strategies: the stateless ones are
+run by the command, and the sticky one's assignment record is read.
 
 Do not delete claims (owners/) to unstick a hand-off: the holder only
 revokes, and nobody else takes the partition; restart the holder. Never

@@ -80,10 +80,14 @@ type groupStatus struct {
 	// Record is the assignment record's head, if there is one.
 	Record *recordStatus `json:"record,omitempty"`
 	// Strategy is the members' common strategy; Handoffs is known only
-	// when it is a built-in one (the command can run it).
-	Strategy      string          `json:"strategy,omitempty"`
-	HandoffsKnown bool            `json:"handoffs_known"`
-	Handoffs      []handoffStatus `json:"handoffs"`
+	// when it is a built-in stateless one (the command can run it), or
+	// the sticky strategy with an assignment record computed for the
+	// current members and set (the command reads whom it gives what);
+	// HandoffsUnknown says why not, when not.
+	Strategy        string          `json:"strategy,omitempty"`
+	HandoffsKnown   bool            `json:"handoffs_known"`
+	HandoffsUnknown string          `json:"handoffs_unknown,omitempty"`
+	Handoffs        []handoffStatus `json:"handoffs"`
 	// The hold records (holds/<topic>:<id>) worth a look, each list in
 	// partition order (see judgeHolds): RecordOnly those of a live session
 	// with no claim beside them (the claim was deleted from outside, or the
@@ -245,10 +249,11 @@ func readStatus(c *client) (*groupStatus, error) {
 			st.Seats = append(st.Seats, name)
 		}
 	}
-	if err := readDrainsAndRecord(c, st, live); err != nil {
+	head, hasHead, err := readDrainsAndRecord(c, st, live)
+	if err != nil {
 		return nil, err
 	}
-	if err := dates.read(c, st.Seats); err != nil {
+	if err := dates.read(c, st.Seats, st.Strategy == stickyStrategy, markNames(st)); err != nil {
 		return nil, err
 	}
 	st.changed = dates.when()
@@ -257,40 +262,58 @@ func readStatus(c *client) (*groupStatus, error) {
 		st.Changed = st.changed.UTC().Format(time.RFC3339)
 		age = max(now.Sub(st.changed), 0).Round(time.Second).String()
 	}
-	if s, ok := builtins[st.Strategy]; ok && len(st.Members) > 0 {
+	// The target: whom the members' strategy gives each partition, to
+	// the live members and the seats.
+	var target map[string][]rebalance.Partition
+	switch s, ok := builtins[st.Strategy]; {
+	case len(st.Members) == 0:
+		st.HandoffsUnknown = "no member runs"
+	case ok:
 		memberNames := make([]string, 0, len(st.Members)+len(st.Seats))
 		for _, m := range st.Members {
 			memberNames = append(memberNames, m.Name)
 		}
 		memberNames = append(memberNames, st.Seats...)
 		slices.Sort(memberNames)
-		target, err := rebalance.Compute(s, memberNames, all)
-		if err == nil {
-			st.HandoffsKnown = true
-			for _, m := range memberNames {
-				if !live[m] {
-					for _, p := range target[m] {
-						st.Paused = append(st.Paused, p.String())
-					}
-					continue
-				}
+		if target, err = rebalance.Compute(s, memberNames, all); err != nil {
+			target = nil
+			st.HandoffsUnknown = fmt.Sprintf("the %s strategy failed: %v", st.Strategy, err)
+		}
+	case st.Strategy == stickyStrategy && !hasHead:
+		st.HandoffsUnknown = "the members run the sticky strategy, and the group has no assignment record yet"
+	case st.Strategy == stickyStrategy:
+		target, st.HandoffsUnknown, err = stickyTarget(c, head, all, live, st.Seats)
+		if err != nil {
+			return nil, err
+		}
+	default:
+		st.HandoffsUnknown = "the members run no common strategy the command knows"
+	}
+	if target != nil {
+		st.HandoffsKnown = true
+		for _, m := range slices.Sorted(maps.Keys(target)) {
+			if !live[m] {
 				for _, p := range target[m] {
-					if owner[p] != m {
-						st.Handoffs = append(st.Handoffs, handoffStatus{Partition: p.String(), From: owner[p], To: m, Held: heldBy[p], Age: age})
-					}
+					st.Paused = append(st.Paused, p.String())
+				}
+				continue
+			}
+			for _, p := range target[m] {
+				if owner[p] != m {
+					st.Handoffs = append(st.Handoffs, handoffStatus{Partition: p.String(), From: owner[p], To: m, Held: heldBy[p], Age: age})
 				}
 			}
-			slices.SortFunc(st.Paused, func(a, b string) int {
-				pa, _ := rebalance.Parse(a)
-				pb, _ := rebalance.Parse(b)
-				return rebalance.Compare(pa, pb)
-			})
-			slices.SortFunc(st.Handoffs, func(a, b handoffStatus) int {
-				pa, _ := rebalance.Parse(a.Partition)
-				pb, _ := rebalance.Parse(b.Partition)
-				return rebalance.Compare(pa, pb)
-			})
 		}
+		slices.SortFunc(st.Paused, func(a, b string) int {
+			pa, _ := rebalance.Parse(a)
+			pb, _ := rebalance.Parse(b)
+			return rebalance.Compare(pa, pb)
+		})
+		slices.SortFunc(st.Handoffs, func(a, b handoffStatus) int {
+			pa, _ := rebalance.Parse(a.Partition)
+			pb, _ := rebalance.Parse(b.Partition)
+			return rebalance.Compare(pa, pb)
+		})
 	}
 	return st, nil
 }
@@ -405,7 +428,7 @@ func printStatus(st *groupStatus, w io.Writer) error {
 		fmt.Fprintln(tw, "(age: how long since the group's members or set last changed; ? if ZooKeeper does not date it)")
 	}
 	if !st.HandoffsKnown {
-		fmt.Fprintln(tw, "\n(hand-offs unknown: the members run no common built-in strategy)")
+		fmt.Fprintf(tw, "\n(hand-offs unknown: %s)\n", st.HandoffsUnknown)
 	}
 	if len(st.RecordOnly)+len(st.EndedHolds)+len(st.BadHolds) > 0 {
 		fmt.Fprintln(tw, "\nHOLD RECORD\tMEMBER\tSESSION\tSTATE")
