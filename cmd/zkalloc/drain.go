@@ -211,7 +211,7 @@ func drain(c *client, names []string, stdout, stderr io.Writer) error {
 		return n
 	}
 	if undrained(nil) > 0 && undrained(todo) == 0 {
-		return fmt.Errorf("draining %s would leave no live member undrained: its partitions would have nobody to go to (nothing drained); undrain another member first (zkalloc undrain MEMBER), or start one", strings.Join(todo, ", "))
+		return fmt.Errorf("draining %s would leave no live member undrained: the partitions would have nobody to go to (nothing drained); undrain another member first (zkalloc undrain MEMBER), or start one", strings.Join(todo, ", "))
 	}
 
 	acl, _, err := c.conn.GetACL(c.paths.Dir())

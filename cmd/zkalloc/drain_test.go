@@ -240,7 +240,7 @@ func TestDrainRefusals(t *testing.T) {
 		{"unknown", g, []string{"drain", "a", "zz"}, exitError, "unknown member zz in group ref: not a live member, not a seat, not in the assignment record, not drained (live members: a, b); nothing drained"},
 		{"unknown, no record", stateless, []string{"drain", "y", "z"}, exitError, "unknown members y, z in group stateless: not a live member, not a seat, not drained (live members: a, m)"},
 		{"stateless strategy", stateless, []string{"drain", "a"}, exitError, "drain needs the sticky strategy; member m runs balanced (nothing drained)"},
-		{"the last undrained", g, []string{"drain", "a", "b", "s", "r"}, exitError, "draining a, b, s, r would leave no live member undrained: its partitions would have nobody to go to (nothing drained); undrain another member first"},
+		{"the last undrained", g, []string{"drain", "a", "b", "s", "r"}, exitError, "draining a, b, s, r would leave no live member undrained: the partitions would have nobody to go to (nothing drained); undrain another member first"},
 		{"a flag of status only", g, []string{"drain", "-check", "a"}, exitUsage, "-check does not apply to drain"},
 	}
 	for _, tt := range tests {
@@ -301,5 +301,26 @@ func TestDrainAuth(t *testing.T) {
 	}
 	if code, _, errOut := cli(t, context.Background(), append(base, "undrain", "a")...); code != exitError || !strings.Contains(errOut, "nothing undrained") {
 		t.Errorf("undrain without -auth: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestDrainHelp: help drain and undrain -h say what the commands do and
+// refuse; the usage lists both.
+func TestDrainHelp(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"help", "drain"}, []string{"zkalloc [flags] drain MEMBER...", "drained/<member>", "one transaction", "would leave no live member undrained", "already drained"}},
+		{[]string{"undrain", "-h"}, []string{"zkalloc [flags] undrain MEMBER...", "not drained is no error"}},
+		{[]string{"help"}, []string{"drain MEMBER...", "undrain MEMBER..."}},
+	} {
+		code, out, errOut := cli(t, context.Background(), tt.args...)
+		for _, want := range tt.want {
+			if code != exitOK || !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+				t.Errorf("zkalloc %q: exit %d, stdout lacks %q:\n%s%s", tt.args, code, want, out, errOut)
+			}
+		}
 	}
 }

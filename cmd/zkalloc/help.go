@@ -142,7 +142,7 @@ not "." or "..".`
 const exitText = `exit status:
   0  success
   1  failure: ZooKeeper unreachable within -timeout, no such group,
-     a write refused
+     a write refused, a drain refused
   2  bad usage
   3  status -check found a problem
 `
