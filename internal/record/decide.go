@@ -45,25 +45,37 @@ type plan struct {
 	// rank is this member's place among the job's live members in the
 	// order of who computes first (0 first); set for compute.
 	rank int
-	// delay is how long to wait before computing, rank × step, returning
-	// early if the head changes meanwhile; set for compute.
+	// warm: this member holds the head's placement decoded, and
+	// computes at once; set for compute.
+	warm bool
+	// delay is how long to wait before computing, one step per rank
+	// (after the warm member's, over a head), returning early if the
+	// head changes meanwhile; set for compute.
 	delay time.Duration
 }
 
 // decide says what a member named me does with the head it read (nil if
 // there is none, or none it can decode) for job, the stagger being step
-// per rank. It is pure: the runner reads, decide decides, the runner
-// acts.
+// per rank; warm says whether me holds the placement of that head
+// decoded (it wrote it, or computed over it). It is pure: the runner
+// reads, decide decides, the runner acts.
 //
 // The rule is issue 27's: a member acts only on a record whose views'
 // zxids are its own; a member whose views are older (the head is newer
 // in either zxid) waits; a member whose views are newer (the head older
-// in both, or absent) computes the next record. So that not every member
-// computes at once, the members compute in the order [rank] gives, one
-// step apart: in the usual case the first writes and the others find its
-// head computed for their views before their turn; if it is slow or
-// dead, the next one writes a step later.
-func decide(head *assignment.Head, job decision.Job, me string, step time.Duration) plan {
+// in both, or absent) computes the next record.
+//
+// So that not every member computes at once, they compute one step
+// apart, in an order that changes with the views ([rank]): in the usual
+// case the first writes and the others find its head computed for their
+// views before their turn; if it is slow or dead, the next one writes a
+// step later. Ahead of them all, at once, goes the member that holds the
+// head's placement decoded, in practice the one that wrote it: it has
+// nothing to read and decode, where any other would read every share
+// (1,000 requests at 1,000 members), so while it lives one member goes
+// on writing the record. Over a head, the ranks start at one step for
+// that reason; over none, nobody is warm and they start at zero.
+func decide(head *assignment.Head, job decision.Job, me string, step time.Duration, warm bool) plan {
 	if head != nil {
 		switch {
 		case head.MembersZxid == job.MembersZxid && head.PartitionsZxid == job.PartitionsZxid:
@@ -71,9 +83,16 @@ func decide(head *assignment.Head, job decision.Job, me string, step time.Durati
 		case head.MembersZxid > job.MembersZxid || head.PartitionsZxid > job.PartitionsZxid:
 			return plan{act: wait}
 		}
+		if warm {
+			return plan{act: compute, warm: true}
+		}
 	}
 	r := rank(job.Live, me, job.MembersZxid, job.PartitionsZxid)
-	return plan{act: compute, rank: r, delay: time.Duration(r) * step}
+	slot := r
+	if head != nil {
+		slot++
+	}
+	return plan{act: compute, rank: r, delay: time.Duration(slot) * step}
 }
 
 // rank is me's place among live (the job's live members) in the order in

@@ -38,19 +38,31 @@ func TestDecide(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, me := range live {
-				got := decide(tt.head, job, me, step)
-				if got.act != tt.want {
-					t.Fatalf("decide(%s) for %s = %v, want %v", tt.name, me, got.act, tt.want)
-				}
-				if tt.want != compute {
-					if got.delay != 0 {
-						t.Errorf("decide(%s) for %s: delay %v, want 0", tt.name, me, got.delay)
+				for _, warm := range []bool{false, true} {
+					got := decide(tt.head, job, me, step, warm)
+					if got.act != tt.want {
+						t.Fatalf("decide(%s) for %s, warm %v = %v, want %v", tt.name, me, warm, got.act, tt.want)
 					}
-					continue
-				}
-				r := rank(live, me, job.MembersZxid, job.PartitionsZxid)
-				if got.rank != r || got.delay != time.Duration(r)*step {
-					t.Errorf("decide(%s) for %s: rank %d delay %v, want rank %d delay %v", tt.name, me, got.rank, got.delay, r, time.Duration(r)*step)
+					if tt.want != compute {
+						if got.delay != 0 {
+							t.Errorf("decide(%s) for %s: delay %v, want 0", tt.name, me, got.delay)
+						}
+						continue
+					}
+					// The member that holds the head decoded computes at
+					// once; the others by rank, after it if there is a
+					// head (nobody is warm over none).
+					r := rank(live, me, job.MembersZxid, job.PartitionsZxid)
+					want := plan{act: compute, rank: r, delay: time.Duration(r+1) * step}
+					switch {
+					case tt.head == nil:
+						want.delay = time.Duration(r) * step
+					case warm:
+						want = plan{act: compute, warm: true}
+					}
+					if got != want {
+						t.Errorf("decide(%s) for %s, warm %v = %+v, want %+v", tt.name, me, warm, got, want)
+					}
 				}
 			}
 		})
@@ -94,7 +106,7 @@ func TestRanks(t *testing.T) {
 	if len(firsts) < 5 {
 		t.Errorf("over 20 member views, only %d distinct members compute first: %v", len(firsts), firsts)
 	}
-	if d := decide(nil, decision.Job{Live: []string{"only"}}, "only", time.Second); d.act != compute || d.delay != 0 {
+	if d := decide(nil, decision.Job{Live: []string{"only"}}, "only", time.Second, false); d.act != compute || d.delay != 0 {
 		t.Errorf("a lone member: %+v, want compute at once", d)
 	}
 }

@@ -24,9 +24,15 @@ import (
 // within bounds every wait in these tests: generous, for a loaded machine.
 const within = 20 * time.Second
 
-// groupOf returns paths of a group of the test's own on the shared server.
+// groups counts the groups made, so that each is new even when a test
+// runs again (-count) on the same server.
+var groups atomic.Int64
+
+// groupOf returns paths of a new group of the test's own on the shared
+// server.
 func groupOf(t testing.TB) zkpath.Group {
-	return zkpath.Group{Root: "/record", Group: strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())}
+	name := strings.NewReplacer("/", "-", " ", "_", "#", "-").Replace(t.Name())
+	return zkpath.Group{Root: "/record", Group: fmt.Sprintf("%s-%d", name, groups.Add(1))}
 }
 
 // member is one member's runner on a session of its own.

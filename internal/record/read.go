@@ -1,7 +1,6 @@
 package record
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -142,7 +141,7 @@ func (r *Runner) share(c *call) ([]rebalance.Partition, error) {
 // reports it (ok false), and the caller starts over as if there were
 // none.
 func (r *Runner) previous(c *call) (pl rebalance.Placement, ok bool, err error) {
-	if r.placementOf != nil && bytes.Equal(r.placementOf, r.headData) {
+	if r.warm() {
 		return r.placement, true, nil
 	}
 	var missing []string

@@ -102,6 +102,44 @@ func TestDeadWriter(t *testing.T) {
 	}
 }
 
+// TestWriterGoesOn: the member that wrote the record computes the next
+// at once, even when it ranks last for the new views; the others, a
+// step (made long here) behind it, find its record.
+func TestWriterGoesOn(t *testing.T) {
+	t.Parallel()
+	paths := groupOf(t)
+	all := []string{"a", "b", "c"}
+	parts := partsOf(2, 12)
+	long := func(c *record.Config) { c.Step = 5 * time.Second }
+	ms := []*member{startMember(t, paths, "a", long), startMember(t, paths, "b", long), startMember(t, paths, "c", long)}
+	for i, r := range assignAll(jobOf(1, 1, all, parts), within, ms...) {
+		if r.err != nil {
+			t.Fatalf("%s: %v", all[i], r.err)
+		}
+	}
+	var w *member
+	for _, m := range ms {
+		if m.r.Counts().Writes == 1 {
+			w = m
+		}
+	}
+	if c := sumCounts(ms...); w == nil || c.Writes != 1 || c.FailedCAS != 0 {
+		t.Fatalf("the first record: %+v in all, want 1 write and no failed one", c)
+	}
+	z := int64(2)
+	for record.Rank(all, w.name, z, 1) != len(all)-1 {
+		z++
+	}
+	for i, r := range assignAll(jobOf(z, 1, all, parts), within, ms...) {
+		if r.err != nil {
+			t.Fatalf("%s: %v", all[i], r.err)
+		}
+	}
+	if c := sumCounts(ms...); w.r.Counts().Writes != 2 || c.Writes != 2 || c.FailedCAS != 0 {
+		t.Errorf("%s wrote %d records of 2 (in all %+v); want it to write the second too, ranked last but holding the record", w.name, w.r.Counts().Writes, c)
+	}
+}
+
 // TestOlderViewsWait: a member whose views are older than the head's in
 // either zxid waits for the head to change, and returns ctx's error when
 // ctx ends, writing nothing.

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -35,9 +36,12 @@ func (e *zkError) Unwrap() error { return e.err }
 // call is the state of one [Runner.Assign] call.
 type call struct {
 	job decision.Job
-	// staggered is the head (by its mzxid, 0 when absent) this call has
-	// already waited its rank for; -1 before any.
-	staggered int64
+	// staggerEnd is when this call's turn to compute over the head of
+	// mzxid staggerOver (0 when absent) comes; -1 before any. A wait
+	// cut short by something else than the head's change (a new session
+	// state) goes on until then.
+	staggerOver int64
+	staggerEnd  time.Time
 	// missing is the share node found missing under the head of mzxid
 	// missingAt; found missing again under the same head, the record is
 	// broken, not moving on.
@@ -66,10 +70,13 @@ type call struct {
 //  2. If the head is newer than job's views in either zxid, this
 //     member's views are behind: wait for the head to change, or for
 //     ctx (the caller cancels it when it has a newer job).
-//  3. If the head is older in both, or absent, wait this member's rank
-//     (see [Config].Step) for another member to write it, going back to
-//     1 if the head changes; then decode the previous record, compute
-//     and write the next one, in one multi with the head's
+//  3. If the head is older in both, or absent, wait this member's turn
+//     for another member to write it, going back to 1 if the head
+//     changes: none for the member that wrote the head (it has the
+//     record decoded), else its rank among the job's live members,
+//     plus one over a head, times [Config].Step. Then decode the
+//     previous record, compute and write the next one, in one multi
+//     with the head's
 //     compare-and-set (or several requests when it is larger than a
 //     request may be), delete the nodes no head names any more, and
 //     return this member's share as written. If another member wrote
@@ -86,7 +93,7 @@ func (r *Runner) Assign(ctx context.Context, job decision.Job) ([]rebalance.Part
 	start := r.cfg.Clock.Now()
 	pace := retry.NewPacer(r.cfg.Clock)
 	defer pace.Stop()
-	c := &call{job: job, staggered: -1}
+	c := &call{job: job, staggerOver: -1}
 	for {
 		if err := ctx.Err(); err != nil {
 			r.done(c, start, "cancelled")
@@ -144,7 +151,7 @@ func (r *Runner) try(ctx context.Context, c *call) ([]rebalance.Partition, error
 	if err := r.readHead(); err != nil {
 		return nil, err
 	}
-	p := decide(r.head, c.job, r.cfg.Member, r.cfg.Step)
+	p := decide(r.head, c.job, r.cfg.Member, r.cfg.Step, r.warm())
 	switch p.act {
 	case match:
 		out, err := r.share(c)
@@ -157,9 +164,12 @@ func (r *Runner) try(ctx context.Context, c *call) ([]rebalance.Partition, error
 		_, err := r.await(ctx, nil)
 		return nil, err
 	}
-	if p.delay > 0 && c.staggered != r.mzxid {
-		c.staggered = r.mzxid
-		t := r.cfg.Clock.NewTimer(p.delay)
+	now := r.cfg.Clock.Now()
+	if c.staggerOver != r.mzxid {
+		c.staggerOver, c.staggerEnd = r.mzxid, now.Add(p.delay)
+	}
+	if left := c.staggerEnd.Sub(now); left > 0 {
+		t := r.cfg.Clock.NewTimer(left)
 		defer t.Stop()
 		if timedOut, err := r.await(ctx, t.C()); !timedOut {
 			return nil, err
@@ -168,20 +178,33 @@ func (r *Runner) try(ctx context.Context, c *call) ([]rebalance.Partition, error
 	return r.computeAndWrite(ctx, c)
 }
 
-// await waits for the head's watch, a new session state, ctx, or timer
-// (nil: none). It reports timedOut when timer fired first; else it
-// returns errAgain, or ctx's error.
+// warm reports whether the runner holds the placement of the head read
+// decoded: it wrote that head, or decoded it.
+func (r *Runner) warm() bool {
+	return r.head != nil && r.placementOf != nil && bytes.Equal(r.placementOf, r.headData)
+}
+
+// await waits for the head's watch, ctx, or timer (nil: none), and for
+// a session state that needs the head read again: not up, or up on a
+// new connection (whose watches are not this one's). It reports
+// timedOut when timer fired first; else it returns errAgain, or ctx's
+// error.
 func (r *Runner) await(ctx context.Context, timer <-chan time.Time) (timedOut bool, err error) {
-	select {
-	case <-ctx.Done():
-		return false, ctx.Err()
-	case <-r.watch:
-		r.watch = nil
-		return false, errAgain
-	case <-r.cfg.Session.Changed():
-		return false, errAgain
-	case <-timer:
-		return true, nil
+	for {
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-r.watch:
+			r.watch = nil
+			return false, errAgain
+		case <-r.cfg.Session.Changed():
+			r.takeSession()
+			if r.st.Status != session.Up || r.watch == nil {
+				return false, errAgain
+			}
+		case <-timer:
+			return true, nil
+		}
 	}
 }
 
