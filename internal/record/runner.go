@@ -72,15 +72,14 @@ type call struct {
 //     ctx (the caller cancels it when it has a newer job).
 //  3. If the head is older in both, or absent, wait this member's turn
 //     for another member to write it, going back to 1 if the head
-//     changes: none for the member that wrote the head (it has the
+//     changes: no wait for the member that wrote the head (it has the
 //     record decoded), else its rank among the job's live members,
 //     plus one over a head, times [Config].Step. Then decode the
-//     previous record, compute and write the next one, in one multi
-//     with the head's
-//     compare-and-set (or several requests when it is larger than a
-//     request may be), delete the nodes no head names any more, and
-//     return this member's share as written. If another member wrote
-//     first, go back to 1.
+//     previous record, compute the next with [rebalance.Sticky] and
+//     write it, in one multi with the head's compare-and-set (or in
+//     several requests when it is larger than one may be), delete the
+//     nodes no head names any more, and return this member's share as
+//     written. If another member wrote first, go back to 1.
 //
 // While the session is not up, it waits for it. ZooKeeper's refusals of
 // the credentials or the ACL (NoAuth, InvalidACL, AuthFailed) are
@@ -125,7 +124,7 @@ func (r *Runner) Assign(ctx context.Context, job decision.Job) ([]rebalance.Part
 				r.done(c, start, "failed")
 				return nil, ioloop.Permanent(err)
 			}
-			r.warn(zerr.op, zerr.err, "retry in", pace.Failed())
+			r.warn(zerr.op, zerr.err, "in", pace.Failed())
 		default:
 			if ctx.Err() != nil {
 				r.done(c, start, "cancelled")
@@ -140,7 +139,7 @@ func (r *Runner) Assign(ctx context.Context, job decision.Job) ([]rebalance.Part
 // done logs what one Assign call did.
 func (r *Runner) done(c *call, start time.Time, outcome string) {
 	r.log.Debug("zkalloc: assignment record", "outcome", outcome, "waited", c.waited,
-		"members zxid", c.job.MembersZxid, "partitions zxid", c.job.PartitionsZxid,
+		"members_zxid", c.job.MembersZxid, "partitions_zxid", c.job.PartitionsZxid,
 		"took", r.cfg.Clock.Now().Sub(start))
 }
 
