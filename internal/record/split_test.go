@@ -9,6 +9,7 @@ import (
 
 	"github.com/zkalloc/zkalloc/assignment"
 	"github.com/zkalloc/zkalloc/internal/record"
+	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 
@@ -156,5 +157,50 @@ func TestAllDrained(t *testing.T) {
 	}
 	if ok, _, err := observe(t).Exists(paths.Assignment()); err != nil || ok {
 		t.Errorf("a record was written (%v, %v)", ok, err)
+	}
+}
+
+// TestBrokenRecord: a head that cannot be decoded counts as no record:
+// the next record starts over from Balanced and is written over it with
+// the compare-and-set; so does a record whose share node is missing
+// under an unchanged head, and its nodes go as orphans.
+func TestBrokenRecord(t *testing.T) {
+	t.Parallel()
+	paths := groupOf(t)
+	obs := observe(t)
+	all := []string{"a", "b"}
+	parts := partsOf(1, 10)
+	if err := zkpath.Ensure(obs, paths.Dir()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := obs.Create(paths.Assignment(), []byte("zkalloc-assignment 9\nwhat\n"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	a := startMember(t, paths, "a", nil)
+	job1 := jobOf(1, 1, all, parts)
+	want1 := sticky(t, balanced(t, job1), job1)
+	if got := a.assign(t, job1); !slices.Equal(got, want1.Of("a")) {
+		t.Errorf("over an undecodable head, a got %v, want %v", got, want1.Of("a"))
+	}
+	rec := readRecord(t, obs, paths)
+	if rec.stat.Version != 1 || rec.head.Generation != 1 {
+		t.Errorf("head version %d, generation %d; want 1 and 1 (written over)", rec.stat.Version, rec.head.Generation)
+	}
+
+	// b's share node goes missing: a member with nothing cached that
+	// computes the next record starts over.
+	e, _ := rec.head.Of("b")
+	if err := obs.Delete(paths.Share(e.Node), -1); err != nil {
+		t.Fatal(err)
+	}
+	b := startMember(t, paths, "b", nil)
+	job2 := jobOf(2, 1, all, parts)
+	want2 := sticky(t, balanced(t, job2), job2)
+	if got := b.assign(t, job2); !slices.Equal(got, want2.Of("b")) {
+		t.Errorf("over a record missing a share, b got %v, want %v", got, want2.Of("b"))
+	}
+	rec = readRecord(t, obs, paths)
+	if rec.head.Generation != 2 || !slices.Equal(rec.children, named(rec.head)) {
+		t.Errorf("generation %d, share nodes %v; want 2, and only %v", rec.head.Generation, rec.children, named(rec.head))
 	}
 }
