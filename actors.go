@@ -10,6 +10,7 @@ import (
 	"github.com/zkalloc/zkalloc/internal/claims"
 	"github.com/zkalloc/zkalloc/internal/members"
 	"github.com/zkalloc/zkalloc/internal/partset"
+	"github.com/zkalloc/zkalloc/internal/record"
 	"github.com/zkalloc/zkalloc/internal/seam"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
@@ -23,6 +24,7 @@ var (
 	_ seam.Members    = (*members.Actor)(nil)
 	_ seam.Partitions = (*partset.Set)(nil)
 	_ seam.Claims     = (*claims.Actor)(nil)
+	_ seam.Assigner   = (*record.Runner)(nil)
 )
 
 // Periods of the actors' safety re-reads, which their watches make all
@@ -94,5 +96,16 @@ func zkActors(cfg Config, log *slog.Logger, clock actor.Clock) seam.Actors {
 		Settle:         cfg.Settle,
 		ReleaseTimeout: cfg.ReleaseTimeout,
 	})
-	return seam.Actors{Session: sess, Members: roster, Partitions: set, Claims: owners}
+	acts := seam.Actors{Session: sess, Members: roster, Partitions: set, Claims: owners}
+	if cfg.Strategy == rebalance.StickyStrategy {
+		acts.Assigner = record.New(record.Config{
+			Paths:   paths,
+			Member:  cfg.Member,
+			ACL:     cfg.ACL,
+			Session: sess.Subscribe(),
+			Logger:  log,
+			Clock:   clock,
+		})
+	}
+	return acts
 }
