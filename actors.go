@@ -63,16 +63,20 @@ func zkActors(cfg Config, log *slog.Logger, clock actor.Clock) seam.Actors {
 		info.Weight = cfg.Weight
 	}
 	roster := members.New(members.Config{
-		Paths:   paths,
-		Member:  cfg.Member,
-		Info:    info,
-		Seats:   cfg.DepartureDelay > 0,
-		Drained: cfg.Strategy == rebalance.StickyStrategy,
-		Session: sess.Subscribe(),
-		ACL:     cfg.ACL,
-		Resync:  membersResync,
-		Logger:  log,
-		Clock:   clock,
+		Paths:  paths,
+		Member: cfg.Member,
+		Info:   info,
+		Seats:  cfg.DepartureDelay > 0,
+		// The sticky record is keyed by the views' zxids: every member
+		// of it lists the seats, so that those agree whatever each
+		// member's DepartureDelay.
+		ListSeats: cfg.Strategy == rebalance.StickyStrategy,
+		Drained:   cfg.Strategy == rebalance.StickyStrategy,
+		Session:   sess.Subscribe(),
+		ACL:       cfg.ACL,
+		Resync:    membersResync,
+		Logger:    log,
+		Clock:     clock,
 	})
 	set := partset.New(partset.Config{
 		Paths:   paths,

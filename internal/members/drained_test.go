@@ -205,3 +205,34 @@ func TestMembershipDrainMarksAndListAreOneView(t *testing.T) {
 		t.Errorf("published %d views at zxid %#x, want 1: %s", len(at), v.Zxid, fmt.Sprint(all))
 	}
 }
+
+// TestMembershipListSeatsOnly: with Config.ListSeats and no Seats (the
+// sticky strategy without DepartureDelay), the actor makes seats/ at
+// registration, keeps no seat of its own, and its views list the
+// group's seats at a zxid that covers them: the zxid a member with
+// DepartureDelay reads for the same group.
+func TestMembershipListSeatsOnly(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers := []string{srv.Addr()}
+	obs := actortest.Observe(t, servers, wait).Conn
+	m := startMemberWrapped(t, servers, "m", membership.Info{}, 4*time.Second, nil, func(c *members.Config) { c.ListSeats = true })
+	m.waitView("m listed", func(v membership.View) bool { return slices.Contains(v.Members, "m") })
+	if ok, _, err := obs.Exists(paths.Seats()); !ok || err != nil {
+		t.Fatalf("seats/ exists: %v, %v; want it made at registration", ok, err)
+	}
+	if _, err := obs.Create(paths.Seat("away"), []byte("away"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	_, stat, err := obs.Get(paths.Seats())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := m.waitView("the away seat listed", func(v membership.View) bool { return len(v.Seats) == 1 && v.Seats[0].Name == "away" })
+	if v.Zxid < stat.Pzxid {
+		t.Errorf("view zxid %#x, below the seats' pzxid %#x", v.Zxid, stat.Pzxid)
+	}
+	if ok, _, err := obs.Exists(paths.Seat("m")); ok || err != nil {
+		t.Errorf("m's seat exists: %v, %v; want none without Seats", ok, err)
+	}
+}

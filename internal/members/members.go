@@ -36,6 +36,13 @@ type Config struct {
 	// created (or its version bumped) at every registration, and lists
 	// the group's seats in every View: DepartureDelay.
 	Seats bool
+	// ListSeats lists the group's seats in every View without keeping a
+	// seat for this member: the sticky strategy without DepartureDelay,
+	// so that its views' zxids are those of members with it (the record
+	// is keyed by them), whatever each member's DepartureDelay. The
+	// actor makes <group>/seats, empty, at every registration if it is
+	// missing.
+	ListSeats bool
 	// Drained lists the group's drain marks, the children of
 	// <group>/drained, in every View (View.Drained), watched like the
 	// member list: the sticky strategy's input. The actor makes
@@ -77,6 +84,7 @@ type Actor struct {
 	needSeat  bool                             // create or bump our seat (cfg.Seats)
 	seatWatch <-chan zk.Event                  // on the seat list
 
+	needSeatsDir bool                // make <group>/seats if it is missing (cfg.ListSeats)
 	needDrained  bool                // make <group>/drained if it is missing (cfg.Drained)
 	drainedWatch <-chan zk.Event     // on the drain marks' list
 	drainWarned  map[string]struct{} // drain marks logged as not a member's name
@@ -273,6 +281,7 @@ func (m *Actor) work() error {
 		m.needOwnWatch = true
 		m.needList = true
 		m.needSeat = m.cfg.Seats
+		m.needSeatsDir = m.cfg.ListSeats && !m.cfg.Seats
 		m.needDrained = m.cfg.Drained
 	}
 	if m.needSeat {
@@ -280,6 +289,12 @@ func (m *Actor) work() error {
 			return err
 		}
 		m.needSeat = false
+	}
+	if m.needSeatsDir {
+		if err := zkpath.Ensure(conn, m.cfg.Paths.Seats(), m.cfg.ACL...); err != nil {
+			return fmt.Errorf("seats: %w", err)
+		}
+		m.needSeatsDir = false
 	}
 	if m.needDrained {
 		if err := zkpath.Ensure(conn, m.cfg.Paths.Drained(), m.cfg.ACL...); err != nil {
@@ -381,7 +396,8 @@ func (m *Actor) read(conn zksession.Conn) (*membership.View, bool, error) {
 	// client pipelines the requests, one round trip for the three.
 	var sl, dl childList
 	var wg sync.WaitGroup
-	if m.cfg.Seats {
+	listSeats := m.cfg.Seats || m.cfg.ListSeats
+	if listSeats {
 		wg.Go(func() { sl = listChildren(conn, m.cfg.Paths.Seats()) })
 	}
 	if m.cfg.Drained {
@@ -396,7 +412,7 @@ func (m *Actor) read(conn zksession.Conn) (*membership.View, bool, error) {
 		return nil, false, fmt.Errorf("list members %s: %w", m.cfg.Paths.Members(), err)
 	}
 	m.watch = watch
-	if m.cfg.Seats && sl.err == nil {
+	if listSeats && sl.err == nil {
 		m.seatWatch = sl.watch
 	}
 	if m.cfg.Drained && dl.err == nil {
@@ -419,10 +435,12 @@ func (m *Actor) read(conn zksession.Conn) (*membership.View, bool, error) {
 		return nil, false, err
 	}
 	v := membership.View{Members: members, Weights: weights, Zxid: stat.Pzxid, SessionID: conn.SessionID(), Reconnects: m.loop.State().Reconnects}
-	if m.cfg.Seats {
+	if listSeats {
 		if sl.err != nil {
 			if errors.Is(sl.err, zk.ErrNoNode) {
-				m.needSeat = true // deleted under us: our seat makes the parent again
+				// Deleted under us: our seat makes the parent again, or
+				// (listing only) we make it.
+				m.needSeat, m.needSeatsDir = m.cfg.Seats, !m.cfg.Seats
 			}
 			return nil, false, fmt.Errorf("list seats: %w", sl.err)
 		}
@@ -430,7 +448,7 @@ func (m *Actor) read(conn zksession.Conn) (*membership.View, bool, error) {
 			return nil, false, err
 		}
 		v.Zxid = max(v.Zxid, sl.stat.Pzxid)
-		if _, found := slices.BinarySearch(sl.names, m.cfg.Member); !found && m.registeredIn == conn.SessionID() {
+		if _, found := slices.BinarySearch(sl.names, m.cfg.Member); m.cfg.Seats && !found && m.registeredIn == conn.SessionID() {
 			m.needSeat = true // deleted as we came back: make it again
 		}
 	}
