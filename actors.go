@@ -10,10 +10,12 @@ import (
 	"github.com/zkalloc/zkalloc/internal/claims"
 	"github.com/zkalloc/zkalloc/internal/members"
 	"github.com/zkalloc/zkalloc/internal/partset"
+	"github.com/zkalloc/zkalloc/internal/record"
 	"github.com/zkalloc/zkalloc/internal/seam"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/membership"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // The ZooKeeper actors are what the Allocator's seam takes.
@@ -22,6 +24,7 @@ var (
 	_ seam.Members    = (*members.Actor)(nil)
 	_ seam.Partitions = (*partset.Set)(nil)
 	_ seam.Claims     = (*claims.Actor)(nil)
+	_ seam.Assigner   = (*record.Runner)(nil)
 )
 
 // Periods of the actors' safety re-reads, which their watches make all
@@ -60,15 +63,20 @@ func zkActors(cfg Config, log *slog.Logger, clock actor.Clock) seam.Actors {
 		info.Weight = cfg.Weight
 	}
 	roster := members.New(members.Config{
-		Paths:   paths,
-		Member:  cfg.Member,
-		Info:    info,
-		Seats:   cfg.DepartureDelay > 0,
-		Session: sess.Subscribe(),
-		ACL:     cfg.ACL,
-		Resync:  membersResync,
-		Logger:  log,
-		Clock:   clock,
+		Paths:  paths,
+		Member: cfg.Member,
+		Info:   info,
+		Seats:  cfg.DepartureDelay > 0,
+		// The sticky record is keyed by the views' zxids: every member
+		// of it lists the seats, so that those agree whatever each
+		// member's DepartureDelay.
+		ListSeats: cfg.Strategy == rebalance.StickyStrategy,
+		Drained:   cfg.Strategy == rebalance.StickyStrategy,
+		Session:   sess.Subscribe(),
+		ACL:       cfg.ACL,
+		Resync:    membersResync,
+		Logger:    log,
+		Clock:     clock,
 	})
 	set := partset.New(partset.Config{
 		Paths:   paths,
@@ -92,5 +100,16 @@ func zkActors(cfg Config, log *slog.Logger, clock actor.Clock) seam.Actors {
 		Settle:         cfg.Settle,
 		ReleaseTimeout: cfg.ReleaseTimeout,
 	})
-	return seam.Actors{Session: sess, Members: roster, Partitions: set, Claims: owners}
+	acts := seam.Actors{Session: sess, Members: roster, Partitions: set, Claims: owners}
+	if cfg.Strategy == rebalance.StickyStrategy {
+		acts.Assigner = record.New(record.Config{
+			Paths:   paths,
+			Member:  cfg.Member,
+			ACL:     cfg.ACL,
+			Session: sess.Subscribe(),
+			Logger:  log,
+			Clock:   clock,
+		})
+	}
+	return acts
 }

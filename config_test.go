@@ -207,7 +207,8 @@ func TestDefaultStrategyIsSticky(t *testing.T) {
 		c.waitConverged(actortest.PartsN("t", 4))
 
 		_, err := c.tryStart(c.config("new", seed))
-		if !errors.Is(err, zkalloc.ErrStrategyMismatch) || !strings.Contains(err.Error(), `member "old" runs strategy "balanced"`) {
+		if !errors.Is(err, zkalloc.ErrStrategyMismatch) || !strings.Contains(err.Error(), `member "old" runs strategy "balanced"`) ||
+			!strings.Contains(err.Error(), "set Config.Strategy to rebalance.Balanced") {
 			t.Fatalf("Start with the new default into a balanced group: %v", err)
 		}
 		kept := c.config("new", seed)

@@ -75,7 +75,7 @@ var policy = []struct{ pkgs, may string }{
 	{"zkalloctest", "std . actor rebalance session membership partitions internal/decision internal/seam"},
 	// The command reads and writes a group's nodes itself; its demo
 	// starts a local ZooKeeper server with internal/zklaunch.
-	{"cmd/zkalloc", "std zk . rebalance membership partitions internal/partset internal/zkpath internal/zkservers internal/zkwatch internal/inflight internal/zklaunch"},
+	{"cmd/zkalloc", "std zk . rebalance membership partitions assignment internal/partset internal/zkpath internal/zkservers internal/zkwatch internal/inflight internal/zklaunch"},
 	// A real ZooKeeper for users' tests, standalone or an ensemble, on
 	// the launcher; it imports testing, so nothing else imports it.
 	{"zkserver", "std internal/zklaunch"},

@@ -3,10 +3,16 @@
 // broker-side coordinator.
 //
 // Each member registers an ephemeral node in its group, watches the member
-// list and the group's shared partition set, and runs the same
-// deterministic [rebalance.Strategy] on the sorted members and partitions
-// whenever either settles, keeping its own share. The consumer reads its
-// share from [Allocator.Updates]:
+// list and the group's shared partition set, and whenever either settles
+// takes its share of the assignment for them. By default
+// ([rebalance.StickyStrategy]) the members agree on the assignment
+// through a record in ZooKeeper: the next one is computed from the stored
+// one, deterministically, so that only the partitions that must move
+// move, with weights (Config.Weight) and drained members; any member may
+// write it, with a compare-and-set. A stateless [rebalance.Strategy]
+// (Balanced, RoundRobin, Range, or one of yours) is run by each member on
+// the sorted members and partitions instead. The consumer reads its share
+// from [Allocator.Updates]:
 //
 //	alloc, err := zkalloc.New(zkalloc.Config{
 //		Servers:    []string{"127.0.0.1:2181"},

@@ -14,5 +14,8 @@
 //
 // A member's node is <root>/groups/<group>/members/<member>, ephemeral;
 // with DepartureDelay its seat is <root>/groups/<group>/seats/<member>,
-// persistent, deleted when the delay after its member left has run out.
+// persistent, deleted when the delay after its member left has run out;
+// a member's drain mark is <root>/groups/<group>/drained/<member>,
+// persistent, made and deleted by an operator (`zkalloc drain`,
+// `undrain`), and read by members of the sticky strategy.
 package membership

@@ -7,9 +7,9 @@ import "slices"
 type View struct {
 	Members []string // sorted, distinct
 	// Zxid is the zxid of the last change to the list (the members
-	// node's pzxid), or to the seats' list if newer. The view is the
-	// group as it was at that zxid: two views with one Zxid hold the same
-	// members and seats.
+	// node's pzxid), or to the seats' or the drain marks' list if newer.
+	// The view is the group as it was at that zxid: two views with one
+	// Zxid hold the same members, seats and drain marks.
 	Zxid      int64
 	SessionID int64 // the session the list was read in
 	// Reconnects is the session's [session.State.Reconnects] when the list
@@ -28,10 +28,10 @@ type View struct {
 	// Read only by members of the sticky strategy; Zxid then covers their
 	// list too.
 	Drained []string
-	// Changed, if not nil, reports whether the list or the seats may have
-	// changed since this view was read: a watch the reading armed has
-	// fired, and a newer view is on its way. It never blocks and is safe
-	// for concurrent use. Nil means the backend cannot tell (in-memory
+	// Changed, if not nil, reports whether the list, the seats or the
+	// drain marks may have changed since this view was read: a watch the
+	// reading armed has fired, and a newer view is on its way. It never
+	// blocks and is safe for concurrent use. Nil means the backend cannot tell (in-memory
 	// ones). Read it through [View.Outdated]; [View.Equal] ignores it.
 	Changed func() bool
 }

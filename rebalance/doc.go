@@ -7,7 +7,8 @@
 // a strategy and checks its answer; and [Sticky], which, unlike the
 // strategies, starts from the previous [Placement] and moves only the
 // partitions that must move, with weights and drained members ([Member],
-// [Shares]). It imports only the standard library, so a strategy written
+// [Shares]). [StickyStrategy], zkalloc's default, names the sticky
+// assignment that members agree on through a record in ZooKeeper. It imports only the standard library, so a strategy written
 // against it pulls in nothing else.
 //
 // Strategies are pure and deterministic: every member runs the same one

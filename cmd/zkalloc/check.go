@@ -30,7 +30,7 @@ type datedChange struct {
 	ms   int64 // its time, in ms since the epoch
 
 	claimZxid, claimMs []int64 // each claim's creation
-	undated            int64   // the newest child change of members/ or seats/
+	undated            int64   // the newest child change of members/ or seats/ (or drained/)
 }
 
 // saw notes a dated change.
@@ -47,18 +47,39 @@ func (d *datedChange) claimed(zxid, ms int64) {
 }
 
 // read reads the other dates: the seats, the topic nodes, and the child
-// changes of members/ and seats/.
-func (d *datedChange) read(c *client, seats []string) error {
+// changes of members/ and seats/; with drains (the sticky strategy,
+// whose members move partitions on a drain or an undrain), the drain
+// marks named and the child changes of drained/ too.
+func (d *datedChange) read(c *client, seats []string, drains bool, marks []string) error {
 	topics, err := children(c.conn, c.paths.Partitions())
 	if err != nil {
 		return err
 	}
-	paths := []string{c.paths.Members(), c.paths.Seats()}
+	const (
+		parent = iota // its child changes: undated
+		created
+		written
+	)
+	var paths []string
+	var kinds []int
+	add := func(kind int, ps ...string) {
+		paths = append(paths, ps...)
+		for range ps {
+			kinds = append(kinds, kind)
+		}
+	}
+	add(parent, c.paths.Members(), c.paths.Seats())
 	for _, s := range seats {
-		paths = append(paths, c.paths.Seat(s))
+		add(created, c.paths.Seat(s))
+	}
+	if drains {
+		add(parent, c.paths.Drained())
+		for _, m := range marks {
+			add(created, c.paths.DrainedMember(m))
+		}
 	}
 	for _, t := range topics {
-		paths = append(paths, c.paths.Topic(t))
+		add(written, c.paths.Topic(t))
 	}
 	stats := make([]*zk.Stat, len(paths))
 	errs := make([]error, len(paths))
@@ -70,9 +91,9 @@ func (d *datedChange) read(c *client, seats []string) error {
 		case errs[i] != nil && !errors.Is(errs[i], zk.ErrNoNode):
 			return errs[i]
 		case st == nil || st.Czxid == 0: // gone since listed
-		case i < 2: // members/, seats/
+		case kinds[i] == parent:
 			d.undated = max(d.undated, st.Pzxid)
-		case i < 2+len(seats):
+		case kinds[i] == created:
 			d.saw(st.Czxid, st.Ctime)
 		default: // a topic: its IDs last written, or its creation
 			d.saw(st.Mzxid, st.Mtime)
@@ -127,9 +148,12 @@ func check(st *groupStatus, o options, w io.Writer) error {
 		}
 	}
 	if len(unexplained) > 0 {
-		why := "the members run no common built-in strategy, so no hand-off can be told"
-		if len(st.Members) == 0 {
+		why := "no hand-off can be told"
+		switch {
+		case len(st.Members) == 0:
 			why = "no member runs"
+		case st.HandoffsUnknown != "":
+			why = "no hand-off can be told: " + st.HandoffsUnknown
 		}
 		for _, topic := range compactByTopic(unexplained) {
 			problems = append(problems, fmt.Sprintf("unowned %s: %s", topic, why))

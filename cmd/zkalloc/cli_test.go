@@ -205,7 +205,7 @@ func TestStatusCheck(t *testing.T) {
 	if want := "unowned audit:0: no member runs\nunowned events:0-3: no member runs\n"; code != exitProblem || out != want {
 		t.Errorf("check with no members: exit %d, %q; want %d, %q", code, out, exitProblem, want)
 	}
-	m1 := startMember(t, []string{srv.Addr()}, "chk", "m1", nil)
+	m1 := startMember(t, []string{srv.Addr()}, "chk", "m1", nil, balanced)
 	eventually(t, "status -check passes once m1 owns everything", func() (bool, string) {
 		code, out, errOut := run("status", "-check")
 		return code == 0 && strings.HasPrefix(out, "ok: group chk: 1 members"), fmt.Sprintf("exit %d: %s%s", code, out, errOut)

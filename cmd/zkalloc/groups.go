@@ -216,8 +216,23 @@ func multi(conn *zk.Conn, ops []any) error {
 	res, err := conn.Multi(ops...)
 	for i, r := range res {
 		if r.Error != nil && !errors.Is(r.Error, zk.ErrAPIError) && i < len(ops) {
-			return fmt.Errorf("%s: %w", ops[i].(*zk.DeleteRequest).Path, r.Error)
+			return fmt.Errorf("%s: %w", opPath(ops[i]), r.Error)
 		}
 	}
 	return err
+}
+
+// opPath is the path of one operation of a multi.
+func opPath(op any) string {
+	switch op := op.(type) {
+	case *zk.CreateRequest:
+		return op.Path
+	case *zk.DeleteRequest:
+		return op.Path
+	case *zk.SetDataRequest:
+		return op.Path
+	case *zk.CheckVersionRequest:
+		return op.Path
+	}
+	return fmt.Sprintf("%T", op)
 }

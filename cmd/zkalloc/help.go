@@ -21,18 +21,24 @@ type commandHelp struct {
 }
 
 // order is the order of the commands in the help.
-var order = []string{"status", "watch", "partitions", "groups", "demo", "version", "help"}
+var order = []string{"status", "watch", "partitions", "drain", "undrain", "groups", "demo", "version", "help"}
 
 var helps = map[string]commandHelp{
 	"status": {
 		synopsis: [][2]string{{"status [-check [-max-handoff-age D]]", "members, partitions, owners, hand-offs with their age, hold records"}},
 		text: `Reads the group once: its members (name, host, pid, session, strategy,
-version, age of the member node), the partitions per topic, the owner of
-each partition, the partitions nobody owns, claims on partitions no
-longer in the set, and the hand-offs in progress with their age (how long
-the group has been on its current members and set: the newest member
-node, seat or topic change; "?" when the newest change is a departure,
+version, age of the member node, weight, whether drained, the claims it
+holds and, if the group has an assignment record, its partitions in the
+record), drain marks of names not live, the record's generation and the
+zxids of the views it was computed for, the partitions per topic, the
+owner of each partition, the partitions nobody owns, claims on
+partitions no longer in the set, and the hand-offs in progress with
+their age (how long the group has been on its current members and set:
+the newest member node, seat, topic change or, for the sticky strategy,
+drain mark; "?" when the newest change is a departure or an undrain,
 which ZooKeeper does not date, and no claim taken since dates it).
+Hand-offs are known for the built-in strategies: the stateless ones are
+run by the command, and the sticky one's assignment record is read.
 
 Do not delete claims (owners/) to unstick a hand-off: the holder only
 revokes, and nobody else takes the partition; restart the holder. Never
@@ -70,6 +76,33 @@ member starts. remove takes out those of the partitions given that are in
 the set and names the others on stderr ("not in the set"); it exits 0 all
 the same, since they are not in the set either way. Both print the set
 after the change. Running members see the change at once.`,
+	},
+	"drain": {
+		synopsis: [][2]string{{"drain MEMBER...", "move every partition off members, with the usual hand-off"}},
+		text: `Sets a drain mark for each member named: the persistent node
+drained/<member>, whose data says when and from which host. Members of
+the sticky strategy give a drained member no share: its partitions move
+to the others with the usual graceful hand-off, the fewest that must.
+The mark outlives the member's restarts; zkalloc undrain removes it.
+
+drain checks every name first and writes all marks in one transaction,
+or none. It refuses (exit 1, nothing drained) a group that does not
+exist; a member the group does not know (not a live member, not a seat,
+not in the assignment record, not drained); a group whose live members
+run a stateless strategy (balanced, range, round-robin), which reads no
+marks; and a drain that would leave no live member undrained, since the
+partitions would then have nobody: undrain another member first. A bad
+member name is bad usage (exit 2). Draining a member already drained is
+no error: it says so on stderr and exits 0.`,
+	},
+	"undrain": {
+		synopsis: [][2]string{{"undrain MEMBER...", "give drained members a share again"}},
+		text: `Deletes the drain marks of the members named (drained/<member>), in
+one transaction: members of the sticky strategy give each a share again,
+moved to it with the usual hand-off, the fewest that must; a member that
+returns takes back the partitions it had, as far as that allows.
+Undraining a member that is not drained is no error: it says so on
+stderr and exits 0.`,
 	},
 	"groups": {
 		synopsis: [][2]string{
@@ -109,7 +142,7 @@ not "." or "..".`
 const exitText = `exit status:
   0  success
   1  failure: ZooKeeper unreachable within -timeout, no such group,
-     a write refused
+     a write refused, a drain refused
   2  bad usage
   3  status -check found a problem
 `

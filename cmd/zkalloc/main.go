@@ -3,6 +3,8 @@
 //
 //	zkalloc [flags] status [-check]        members, partitions, owners, hand-offs, hold records
 //	zkalloc [flags] watch                  one line per change, until interrupted
+//	zkalloc [flags] drain MEMBER...        move every partition off members (sticky strategy)
+//	zkalloc [flags] undrain MEMBER...      give drained members a share again
 //	zkalloc [flags] partitions list
 //	zkalloc [flags] partitions add [-create] topic:ids...   e.g. events:0-63 audit:0,5
 //	zkalloc [flags] partitions remove topic:ids...
@@ -91,7 +93,7 @@ func newFlags(o *options) *flag.FlagSet {
 	fs.SetOutput(io.Discard) // run prints the errors and the help
 	fs.StringVar(&o.servers, "servers", "127.0.0.1:2181", "ZooKeeper servers, comma-separated, optionally with a chroot (zk1:2181,zk2:2181/kafka)")
 	fs.StringVar(&o.root, "root", "/zkalloc", "the ZooKeeper path under which the groups live, as the members' Root")
-	fs.StringVar(&o.group, "group", "", "the consumer group (status, watch, partitions)")
+	fs.StringVar(&o.group, "group", "", "the consumer group (status, watch, partitions, drain, undrain)")
 	fs.BoolVar(&o.json, "json", false, "print JSON (status, watch, partitions, groups list, version)")
 	fs.DurationVar(&o.timeout, "timeout", defaultTimeout, "how long to wait for ZooKeeper (for watch: to connect)")
 	fs.StringVar(&o.auth, "auth", "", "credentials as scheme:credentials, e.g. digest:user:secret")
@@ -110,7 +112,7 @@ var flagsOf = map[string][]string{
 	"create":          {"partitions add"},
 	"check":           {"status"},
 	"max-handoff-age": {"status"},
-	"group":           {"status", "watch", "partitions list", "partitions add", "partitions remove"},
+	"group":           {"status", "watch", "partitions list", "partitions add", "partitions remove", "drain", "undrain"},
 	"json":            {"status", "watch", "partitions list", "partitions add", "partitions remove", "groups list", "version"},
 }
 
@@ -212,7 +214,7 @@ func dispatch(ctx context.Context, cmd string, args []string, o options, stdout,
 			return usagef("%s needs one of: %s", cmd, strings.Join(subcommands[cmd], ", "))
 		}
 		full, args = cmd+" "+args[0], args[1:]
-	case "status", "watch", "demo", "version":
+	case "status", "watch", "demo", "version", "drain", "undrain":
 	default:
 		return usagef("unknown command %q", cmd)
 	}
@@ -220,6 +222,7 @@ func dispatch(ctx context.Context, cmd string, args []string, o options, stdout,
 		return err
 	}
 	var change map[string][]int32
+	var members []string // drain, undrain
 	switch full {
 	case "partitions add", "partitions remove":
 		if len(args) == 0 {
@@ -227,6 +230,11 @@ func dispatch(ctx context.Context, cmd string, args []string, o options, stdout,
 		}
 		var err error
 		if change, err = parseTopicIDs(args); err != nil {
+			return err
+		}
+	case "drain", "undrain":
+		var err error
+		if members, err = parseMemberNames(full, args); err != nil {
 			return err
 		}
 	case "groups delete":
@@ -255,6 +263,10 @@ func dispatch(ctx context.Context, cmd string, args []string, o options, stdout,
 		return withConn(ctx, o, func(c *client) error { return status(c, o, stdout) })
 	case "watch":
 		return watch(ctx, o, stdout)
+	case "drain":
+		return withConn(ctx, o, func(c *client) error { return drain(c, members, stdout, stderr) })
+	case "undrain":
+		return withConn(ctx, o, func(c *client) error { return undrain(c, members, stdout, stderr) })
 	case "partitions list":
 		return withConn(ctx, o, func(c *client) error { return listPartitions(c, o, stdout) })
 	default: // partitions add, remove

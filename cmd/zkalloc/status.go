@@ -6,8 +6,6 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -28,7 +26,22 @@ type memberStatus struct {
 	Version  string `json:"version,omitempty"`
 	Started  string `json:"started,omitempty"` // RFC 3339
 	Age      string `json:"age"`               // since the node was created, in this session
-	Owns     int    `json:"owns"`
+	Weight   int    `json:"weight"`            // from its node; 1 if it gives none
+	Drained  bool   `json:"drained"`           // a drain mark names it (zkalloc drain)
+	Owns     int    `json:"owns"`              // the claims it holds
+	// InRecord is the partitions the assignment record gives it; absent
+	// if there is no record or it is not in it.
+	InRecord *int `json:"in_record,omitempty"`
+}
+
+// recordStatus is the head of the group's assignment record (the sticky
+// strategy's): its generation and the zxids of the member and partition
+// views it was computed for, hex as ZooKeeper's tools show zxids.
+type recordStatus struct {
+	Generation     int64  `json:"generation,omitempty"`
+	MembersZxid    string `json:"members_zxid,omitempty"`
+	PartitionsZxid string `json:"partitions_zxid,omitempty"`
+	Error          string `json:"error,omitempty"` // the head cannot be read
 }
 
 // handoffStatus is a partition whose claim is not (yet) where the
@@ -59,11 +72,20 @@ type groupStatus struct {
 	// DepartureDelay; Paused the partitions the members keep for them.
 	Seats  []string `json:"seats,omitempty"`
 	Paused []string `json:"paused,omitempty"`
+	// DrainedAbsent are the drain marks (drained/<member>) of names that
+	// are not live members; a live member's is its Drained.
+	DrainedAbsent []drainMark `json:"drained_absent,omitempty"`
+	// Record is the assignment record's head, if there is one.
+	Record *recordStatus `json:"record,omitempty"`
 	// Strategy is the members' common strategy; Handoffs is known only
-	// when it is a built-in one (the command can run it).
-	Strategy      string          `json:"strategy,omitempty"`
-	HandoffsKnown bool            `json:"handoffs_known"`
-	Handoffs      []handoffStatus `json:"handoffs"`
+	// when it is a built-in stateless one (the command can run it), or
+	// the sticky strategy with an assignment record computed for the
+	// current members and set (the command reads whom it gives what);
+	// HandoffsUnknown says why not, when not.
+	Strategy        string          `json:"strategy,omitempty"`
+	HandoffsKnown   bool            `json:"handoffs_known"`
+	HandoffsUnknown string          `json:"handoffs_unknown,omitempty"`
+	Handoffs        []handoffStatus `json:"handoffs"`
 	// The hold records (holds/<topic>:<id>) worth a look, each list in
 	// partition order (see judgeHolds): RecordOnly those of a live session
 	// with no claim beside them (the claim was deleted from outside, or the
@@ -128,6 +150,7 @@ func readStatus(c *client) (*groupStatus, error) {
 		sessions[lm.name] = lm.session
 		m := memberStatus{Name: lm.name, Session: sessionHex(lm.session)}
 		m.Host, m.PID, m.Strategy, m.Version, m.Started = lm.info.Host, lm.info.PID, lm.info.Strategy, lm.info.Version, lm.info.Started
+		m.Weight = lm.info.EffectiveWeight()
 		strategies[m.Strategy] = true
 		created := time.UnixMilli(lm.stat.Ctime)
 		m.Age = now.Sub(created).Round(time.Second).String()
@@ -224,7 +247,11 @@ func readStatus(c *client) (*groupStatus, error) {
 			st.Seats = append(st.Seats, name)
 		}
 	}
-	if err := dates.read(c, st.Seats); err != nil {
+	head, hasHead, err := readDrainsAndRecord(c, st, live)
+	if err != nil {
+		return nil, err
+	}
+	if err := dates.read(c, st.Seats, st.Strategy == stickyStrategy, markNames(st)); err != nil {
 		return nil, err
 	}
 	st.changed = dates.when()
@@ -233,40 +260,58 @@ func readStatus(c *client) (*groupStatus, error) {
 		st.Changed = st.changed.UTC().Format(time.RFC3339)
 		age = max(now.Sub(st.changed), 0).Round(time.Second).String()
 	}
-	if s, ok := builtins[st.Strategy]; ok && len(st.Members) > 0 {
+	// The target: whom the members' strategy gives each partition, to
+	// the live members and the seats.
+	var target map[string][]rebalance.Partition
+	switch s, ok := builtins[st.Strategy]; {
+	case len(st.Members) == 0:
+		st.HandoffsUnknown = "no member runs"
+	case ok:
 		memberNames := make([]string, 0, len(st.Members)+len(st.Seats))
 		for _, m := range st.Members {
 			memberNames = append(memberNames, m.Name)
 		}
 		memberNames = append(memberNames, st.Seats...)
 		slices.Sort(memberNames)
-		target, err := rebalance.Compute(s, memberNames, all)
-		if err == nil {
-			st.HandoffsKnown = true
-			for _, m := range memberNames {
-				if !live[m] {
-					for _, p := range target[m] {
-						st.Paused = append(st.Paused, p.String())
-					}
-					continue
-				}
+		if target, err = rebalance.Compute(s, memberNames, all); err != nil {
+			target = nil
+			st.HandoffsUnknown = fmt.Sprintf("the %s strategy failed: %v", st.Strategy, err)
+		}
+	case st.Strategy == stickyStrategy && !hasHead:
+		st.HandoffsUnknown = "the members run the sticky strategy, and the group has no assignment record yet"
+	case st.Strategy == stickyStrategy:
+		target, st.HandoffsUnknown, err = stickyTarget(c, head, all, live, st.Seats)
+		if err != nil {
+			return nil, err
+		}
+	default:
+		st.HandoffsUnknown = "the members run no common strategy the command knows"
+	}
+	if target != nil {
+		st.HandoffsKnown = true
+		for _, m := range slices.Sorted(maps.Keys(target)) {
+			if !live[m] {
 				for _, p := range target[m] {
-					if owner[p] != m {
-						st.Handoffs = append(st.Handoffs, handoffStatus{Partition: p.String(), From: owner[p], To: m, Held: heldBy[p], Age: age})
-					}
+					st.Paused = append(st.Paused, p.String())
+				}
+				continue
+			}
+			for _, p := range target[m] {
+				if owner[p] != m {
+					st.Handoffs = append(st.Handoffs, handoffStatus{Partition: p.String(), From: owner[p], To: m, Held: heldBy[p], Age: age})
 				}
 			}
-			slices.SortFunc(st.Paused, func(a, b string) int {
-				pa, _ := rebalance.Parse(a)
-				pb, _ := rebalance.Parse(b)
-				return rebalance.Compare(pa, pb)
-			})
-			slices.SortFunc(st.Handoffs, func(a, b handoffStatus) int {
-				pa, _ := rebalance.Parse(a.Partition)
-				pb, _ := rebalance.Parse(b.Partition)
-				return rebalance.Compare(pa, pb)
-			})
 		}
+		slices.SortFunc(st.Paused, func(a, b string) int {
+			pa, _ := rebalance.Parse(a)
+			pb, _ := rebalance.Parse(b)
+			return rebalance.Compare(pa, pb)
+		})
+		slices.SortFunc(st.Handoffs, func(a, b handoffStatus) int {
+			pa, _ := rebalance.Parse(a.Partition)
+			pb, _ := rebalance.Parse(b.Partition)
+			return rebalance.Compare(pa, pb)
+		})
 	}
 	return st, nil
 }
@@ -283,130 +328,4 @@ func status(c *client, o options, w io.Writer) error {
 		return encodeJSON(w, st, true)
 	}
 	return printStatus(st, w)
-}
-
-func printStatus(st *groupStatus, w io.Writer) error {
-	total := 0
-	for _, ids := range st.Partitions {
-		n, _ := partitions.DecodeIDs([]byte(ids))
-		total += len(n)
-	}
-	handoffs := fmt.Sprint(len(st.Handoffs))
-	if !st.HandoffsKnown {
-		handoffs = "unknown"
-	}
-	held := ""
-	if len(st.RecordOnly) > 0 {
-		held = fmt.Sprintf(", held by record only: %d", len(st.RecordOnly))
-	}
-	fmt.Fprintf(w, "group %s (%s): %d members, %d topics, %d partitions, %d owned, %d unowned, hand-offs in progress: %s%s\n",
-		st.Group, st.Path, len(st.Members), len(st.Partitions), total, len(st.Owners), len(st.Unowned), handoffs, held)
-
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nMEMBER\tHOST\tPID\tSESSION\tSTRATEGY\tVERSION\tAGE\tOWNS")
-	for _, m := range st.Members {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\n", m.Name, m.Host, m.PID, m.Session, m.Strategy, m.Version, m.Age, m.Owns)
-	}
-	fmt.Fprintln(tw, "\nTOPIC\tPARTITIONS")
-	for _, topic := range slices.Sorted(maps.Keys(st.Partitions)) {
-		fmt.Fprintf(tw, "%s\t%s\n", topic, st.Partitions[topic])
-	}
-	for _, c := range st.Corrupt {
-		fmt.Fprintf(tw, "corrupt\t%s\n", c)
-	}
-	// Owners, grouped: one line per member with its partitions compacted.
-	byOwner := map[string][]rebalance.Partition{}
-	for name, m := range st.Owners {
-		if p, err := rebalance.Parse(name); err == nil {
-			byOwner[m] = append(byOwner[m], p)
-		}
-	}
-	fmt.Fprintln(tw, "\nOWNER\tPARTITIONS")
-	for _, m := range slices.Sorted(maps.Keys(byOwner)) {
-		fmt.Fprintf(tw, "%s\t%s\n", m, compact(byOwner[m]))
-	}
-	if len(st.Unowned) > 0 {
-		fmt.Fprintf(tw, "(unowned)\t%s\n", compact(parseAll(st.Unowned)))
-	}
-	if len(st.Strays) > 0 {
-		fmt.Fprintf(tw, "(claimed, not in the set)\t%s\n", strings.Join(st.Strays, " "))
-	}
-	for _, seat := range st.Seats {
-		fmt.Fprintf(tw, "(seat kept for %s, left)\t\n", seat)
-	}
-	if len(st.Paused) > 0 {
-		fmt.Fprintf(tw, "(paused for the seats)\t%s\n", compact(parseAll(st.Paused)))
-	}
-	if len(st.Handoffs) > 0 {
-		fmt.Fprintln(tw, "\nHAND-OFF\tFROM\tTO\tAGE")
-		for _, h := range st.Handoffs {
-			from := h.From
-			switch {
-			case from == "" && h.Held != "":
-				from = h.Held + " (hold record only)"
-			case from == "":
-				from = "-"
-			}
-			age := h.Age
-			if age == "" {
-				age = "?"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.Partition, from, h.To, age)
-		}
-		fmt.Fprintln(tw, "(age: how long since the group's members or set last changed; ? if ZooKeeper does not date it)")
-	}
-	if !st.HandoffsKnown {
-		fmt.Fprintln(tw, "\n(hand-offs unknown: the members run no common built-in strategy)")
-	}
-	if len(st.RecordOnly)+len(st.EndedHolds)+len(st.BadHolds) > 0 {
-		fmt.Fprintln(tw, "\nHOLD RECORD\tMEMBER\tSESSION\tSTATE")
-		for _, h := range st.RecordOnly {
-			fmt.Fprintf(tw, "%s\t%s\t%s\theld by record only: claim deleted from outside, or the holder is releasing\n", h.Partition, h.Member, h.Session)
-		}
-		for _, h := range st.EndedHolds {
-			fmt.Fprintf(tw, "%s\t%s\t%s\tleft by an ended session; the next owner replaces it\n", h.Partition, h.Member, h.Session)
-		}
-		for _, h := range st.BadHolds {
-			fmt.Fprintf(tw, "%s\t-\t-\tunreadable: %q (not a member's record)\n", h.Partition, h.Data)
-		}
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if len(st.Handoffs) > 0 || len(st.RecordOnly) > 0 {
-		_, err := fmt.Fprintf(w, "\n%s\n", deleteAdvice)
-		return err
-	}
-	return nil
-}
-
-func parseAll(names []string) []rebalance.Partition {
-	var ps []rebalance.Partition
-	for _, n := range names {
-		if p, err := rebalance.Parse(n); err == nil {
-			ps = append(ps, p)
-		}
-	}
-	return ps
-}
-
-// compact renders partitions as "events:0-3,7 audit:1".
-func compact(ps []rebalance.Partition) string {
-	if len(ps) == 0 {
-		return "-"
-	}
-	rebalance.Sort(ps)
-	byTopic := map[string][]int32{}
-	var topics []string
-	for _, p := range ps {
-		if _, ok := byTopic[p.Topic]; !ok {
-			topics = append(topics, p.Topic)
-		}
-		byTopic[p.Topic] = append(byTopic[p.Topic], p.ID)
-	}
-	out := make([]string, len(topics))
-	for i, t := range topics {
-		out[i] = t + ":" + string(partitions.EncodeIDs(byTopic[t]))
-	}
-	return strings.Join(out, " ")
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/internal/zktest"
+	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 const testTimeout = 30 * time.Second
@@ -66,6 +67,11 @@ func startMember(t *testing.T, servers []string, group, name string, seed map[st
 	return a
 }
 
+// balanced makes a member run the stateless Balanced strategy, which
+// status runs itself to tell hand-offs (the default, sticky, needs its
+// record).
+func balanced(c *zkalloc.Config) { c.Strategy = rebalance.Balanced }
+
 // eventually polls cond until it holds, failing the test at the deadline
 // with what the last check said.
 func eventually(t *testing.T, what string, cond func() (bool, string)) {
@@ -94,7 +100,7 @@ func TestStatusJSONMatchesMembers(t *testing.T) {
 		if i == 0 {
 			s = seed
 		}
-		members[name] = startMember(t, servers, group, name, s)
+		members[name] = startMember(t, servers, group, name, s, balanced)
 	}
 	var last groupStatus
 	eventually(t, "status -json matches every member's Current().Assigned", func() (bool, string) {
@@ -384,8 +390,8 @@ func TestStatusShowsKeptSeats(t *testing.T) {
 	group := "seats"
 	seed := map[string][]int32{"events": {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}}
 	delay := func(c *zkalloc.Config) { c.DepartureDelay = time.Minute }
-	m1 := startMember(t, []string{srv.Addr()}, group, "m1", seed, delay)
-	m2 := startMember(t, []string{srv.Addr()}, group, "m2", nil, delay)
+	m1 := startMember(t, []string{srv.Addr()}, group, "m1", seed, delay, balanced)
+	m2 := startMember(t, []string{srv.Addr()}, group, "m2", nil, delay, balanced)
 	eventually(t, "both members hold their shares", func() (bool, string) {
 		u1, u2 := m1.Current(), m2.Current()
 		n := len(u1.Assigned) + len(u2.Assigned)

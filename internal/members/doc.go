@@ -21,9 +21,20 @@
 // the last change to the list and the session they were read in, on a
 // latest-wins channel.
 //
+// Each view carries the members' weights (View.Weights), read once from
+// each member's node, with its verdict (member or not), when its name
+// first appears in the list, and again only when the members node's
+// Cversion says that the name may have gone and come back unseen.
+//
 // With Config.Seats (DepartureDelay) the member also keeps a persistent
 // seat node <root>/groups/<group>/seats/<member>, made or its version
 // bumped at every registration, and views list the seats too, with the
 // version of each one whose member is away; [Actor.Expire] deletes a
 // seat only at the version it was seen away with.
+//
+// With Config.Drained (the sticky strategy) views list the drain marks,
+// the children of <root>/groups/<group>/drained, watched and listed with
+// the members in one round trip (View.Drained); the member makes
+// drained/ at every registration if it is missing. A mark may name a
+// member that is not live: it stays in the view.
 package members

@@ -3,7 +3,6 @@ package members
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/go-zookeeper/zk"
@@ -44,36 +43,91 @@ func short(name string) string {
 	return fmt.Sprintf("%s...(%d bytes)", strings.ToValidUTF8(name[:show], ""), len(name))
 }
 
-// verdicts keeps which children of members/ were found to be members
-// (true) or not (false). A node keeps its kind for life, so a name is
-// looked at once, when it first appears in the list, and again only if it
-// may have been deleted and created again unseen: when a list holds the
-// same names as the last but another pzxid. That costs each member one
-// read per other member that joins, not one per member on every change.
+// verdicts keeps which children of members/ were found to be members,
+// and their weights. A node keeps its kind and its data for life (no
+// member writes its node again: it makes a new one), so a name is looked
+// at once, when it first appears in the list, and again only if it may
+// have been deleted and created again unseen. The members node's Stat
+// tells: its Cversion counts the creates and deletes of its children
+// (see internal/claims' claims_proof.go), so a list whose Cversion grew
+// by exactly the names that came and went since the last list had no
+// change in between that it does not show; if it grew by more, a name
+// may have gone and come back, perhaps as another kind of node or with
+// another weight, and every name is looked at again. A new members node
+// (another Czxid) is looked at afresh. That costs each member one read
+// per other member that joins, not one per member on every change, but
+// for lists it missed a change of.
 type verdicts struct {
-	of     map[string]bool
-	names  []string // the list they were made for
-	pzxid  int64    // its pzxid
-	warned map[string]struct{}
+	of       map[string]verdict
+	names    []string // the list they were made for
+	czxid    int64    // the members node's Czxid at that list
+	cversion int32    // and its Cversion
+	warned   map[string]struct{}
+}
+
+// unseen reports whether names, a sorted list of members/ whose node's
+// Stat is stat, may hide a change since the list the verdicts were made
+// for: a child deleted and created again between the two. int32
+// arithmetic wraps as the server's counter does; a counter that has
+// stopped (past 2^31 creates, see claims_proof.go) makes every list look
+// so, which costs reads, never a stale verdict.
+func (v *verdicts) unseen(names []string, stat *zk.Stat) bool {
+	if v.of == nil || stat.Czxid != v.czxid {
+		return true
+	}
+	return stat.Cversion-v.cversion != int32(symmetricDifference(names, v.names))
+}
+
+// symmetricDifference counts the names in one of a and b, both sorted,
+// but not in the other.
+func symmetricDifference(a, b []string) int {
+	n, i, j := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			n, i = n+1, i+1
+		case a[i] > b[j]:
+			n, j = n+1, j+1
+		default:
+			i, j = i+1, j+1
+		}
+	}
+	return n + len(a) - i + len(b) - j
+}
+
+// verdict is what a child of members/ was found to be.
+type verdict struct {
+	member bool
+	weight int // its Info's, 1 to rebalance.MaxWeight; set for a member only
+}
+
+// weightOf is the weight a member's node data gives: [membership.Info]'s
+// effective weight, capped at [rebalance.MaxWeight]; 1 for data that is
+// not an Info (a node written by something else, whose kind makes it a
+// member all the same).
+func weightOf(data []byte) int {
+	i, _ := membership.ParseInfo(data) // the zero Info if not: weight 1
+	return min(i.EffectiveWeight(), rebalance.MaxWeight)
 }
 
 // members returns the members among names, sorted children of members/
-// read with pzxid, reading the stat of every name it has no verdict for,
-// the requests pipelined. Names that are not valid member names, or nodes
-// that are not a live session's, are left out and logged once each with
-// their path; a node gone meanwhile is left out, and whole is false: the
-// list must be read again (its watch has fired), not published, or the
-// view would lack a node the list at its pzxid holds. own, this member's
-// name, is taken as a member: list checks it.
-func (m *Actor) members(conn zksession.Conn, names []string, pzxid int64) (out []string, whole bool, err error) {
+// read with the members node's stat, and their weights, parallel to them (nil if all are
+// 1), reading the node of every name it has no verdict for, the requests
+// pipelined: a Get, which costs the same request as the stat, and gives
+// the weight. This member's own weight is its Config.Info's. Names that
+// are not valid member names, or nodes that are not a live session's,
+// are left out and logged once each with their path; a node gone
+// meanwhile is left out, and whole is false: the list must be read again
+// (its watch has fired), not published, or the view would lack a node
+// the list at its pzxid holds. own, this member's name, is taken as a
+// member: list checks it.
+func (m *Actor) members(conn zksession.Conn, names []string, stat *zk.Stat) (out []string, weights []int, whole bool, err error) {
 	v := &m.verdicts
 	if v.warned == nil {
 		v.warned = make(map[string]struct{})
 	}
-	if v.of == nil || slices.Equal(names, v.names) && pzxid != v.pzxid {
-		// The same names but another pzxid: a child was deleted and
-		// created again unseen, perhaps as another kind of node.
-		v.of = make(map[string]bool, len(names))
+	if v.unseen(names, stat) {
+		v.of = make(map[string]verdict, len(names))
 	}
 	var look []string
 	for _, name := range names {
@@ -82,16 +136,13 @@ func (m *Actor) members(conn zksession.Conn, names []string, pzxid int64) (out [
 		}
 	}
 	stats := make([]*zk.Stat, len(look))
+	data := make([][]byte, len(look))
 	errs := make([]error, len(look))
 	inflight.Do(len(look), func(i int) {
 		if rebalance.ValidateName(look[i]) != nil || len(look[i]) > rebalance.MaxNameLen {
 			return // stats[i] stays nil: not a member's name
 		}
-		var ok bool
-		ok, stats[i], errs[i] = conn.Exists(m.cfg.Paths.Member(look[i]))
-		if errs[i] == nil && !ok {
-			errs[i] = zk.ErrNoNode
-		}
+		data[i], stats[i], errs[i] = conn.Get(m.cfg.Paths.Member(look[i]))
 	})
 	whole = true
 	for i, name := range look {
@@ -100,12 +151,13 @@ func (m *Actor) members(conn zksession.Conn, names []string, pzxid int64) (out [
 			whole = false
 			continue // gone: no verdict, left out
 		case errs[i] != nil:
-			return nil, false, fmt.Errorf("read member node %s: %w", m.cfg.Paths.Member(name), errs[i])
+			return nil, nil, false, fmt.Errorf("read member node %s: %w", m.cfg.Paths.Member(name), errs[i])
 		}
-		v.of[name] = stats[i] != nil && membership.IsMember(stats[i].EphemeralOwner)
-		if v.of[name] {
+		if stats[i] != nil && membership.IsMember(stats[i].EphemeralOwner) {
+			v.of[name] = verdict{member: true, weight: weightOf(data[i])}
 			continue
 		}
+		v.of[name] = verdict{}
 		if _, done := v.warned[name]; !done {
 			v.warned[name] = struct{}{}
 			why := "not a valid member name"
@@ -115,22 +167,33 @@ func (m *Actor) members(conn zksession.Conn, names []string, pzxid int64) (out [
 			m.cfg.Logger.Warn("zkalloc: ignoring a node under members/ that is not a member", "path", m.cfg.Paths.Member(short(name)), "why", why)
 		}
 	}
-	keep := make(map[string]bool, len(names))
+	own := verdict{member: true, weight: min(m.cfg.Info.EffectiveWeight(), rebalance.MaxWeight)}
+	keep := make(map[string]verdict, len(names))
 	out = make([]string, 0, len(names))
+	weights = make([]int, 0, len(names))
+	heavy := false // a weight other than 1
 	for _, name := range names {
-		member, known := v.of[name]
-		if known || name == m.cfg.Member {
-			keep[name] = member
+		vd, known := v.of[name]
+		if name == m.cfg.Member {
+			vd, known = own, true
 		}
-		if member || name == m.cfg.Member {
+		if known {
+			keep[name] = vd
+		}
+		if vd.member {
 			out = append(out, name)
+			weights = append(weights, vd.weight)
+			heavy = heavy || vd.weight != 1
 		}
 	}
-	v.of, v.names, v.pzxid = keep, names, pzxid
+	if !heavy {
+		weights = nil // the views of groups without weights stay as they were
+	}
+	v.of, v.names, v.czxid, v.cversion = keep, names, stat.Czxid, stat.Cversion
 	for name := range v.warned {
 		if _, listed := keep[name]; !listed {
 			delete(v.warned, name) // gone: a node of that name later is logged again
 		}
 	}
-	return out, whole, nil
+	return out, weights, whole, nil
 }

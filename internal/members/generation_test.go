@@ -70,7 +70,7 @@ func (p *published) at(zxid int64) (at, all []viewLog) {
 	return at, append([]viewLog(nil), p.views...)
 }
 
-// holdingConn holds the actor's next Exists of one path, once armed: it
+// holdingConn holds the actor's next Get of one path, once armed: it
 // reports on held and waits for release before it sends the request.
 type holdingConn struct {
 	zksession.Conn
@@ -80,12 +80,12 @@ type holdingConn struct {
 	release <-chan struct{}
 }
 
-func (c holdingConn) Exists(path string) (bool, *zk.Stat, error) {
+func (c holdingConn) Get(path string) ([]byte, *zk.Stat, error) {
 	if path == c.path && c.armed.CompareAndSwap(true, false) {
 		c.held <- struct{}{}
 		<-c.release
 	}
-	return c.Conn.Exists(path)
+	return c.Conn.Get(path)
 }
 
 // TestMembershipViewIsWholeWhenANodeGoes plays the first race of issue

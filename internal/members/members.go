@@ -20,9 +20,9 @@ import (
 	"github.com/zkalloc/zkalloc/session"
 )
 
-// Config configures an [Actor]. Every field is required but Info and
-// Seats: the allocator sets them all (its New), and [New] panics, naming
-// the field, if one is missing. There are no defaults here.
+// Config configures an [Actor]. Every field is required but Info, Seats
+// and Drained: the allocator sets them all (its New), and [New] panics,
+// naming the field, if one is missing. There are no defaults here.
 type Config struct {
 	Paths  zkpath.Group
 	Member string
@@ -36,6 +36,19 @@ type Config struct {
 	// created (or its version bumped) at every registration, and lists
 	// the group's seats in every View: DepartureDelay.
 	Seats bool
+	// ListSeats lists the group's seats in every View without keeping a
+	// seat for this member: the sticky strategy without DepartureDelay,
+	// so that its views' zxids are those of members with it (the record
+	// is keyed by them), whatever each member's DepartureDelay. The
+	// actor makes <group>/seats, empty, at every registration if it is
+	// missing.
+	ListSeats bool
+	// Drained lists the group's drain marks, the children of
+	// <group>/drained, in every View (View.Drained), watched like the
+	// member list: the sticky strategy's input. The actor makes
+	// <group>/drained, empty, at every registration if it is missing, so
+	// that its list can be watched.
+	Drained bool
 	// ACL is given to the nodes the actor creates.
 	ACL []zk.ACL
 	// Resync is the period of the safety re-list.
@@ -70,6 +83,11 @@ type Actor struct {
 	toExpire  []membership.Seat                // taken from expire, not yet deleted
 	needSeat  bool                             // create or bump our seat (cfg.Seats)
 	seatWatch <-chan zk.Event                  // on the seat list
+
+	needSeatsDir bool                // make <group>/seats if it is missing (cfg.ListSeats)
+	needDrained  bool                // make <group>/drained if it is missing (cfg.Drained)
+	drainedWatch <-chan zk.Event     // on the drain marks' list
+	drainWarned  map[string]struct{} // drain marks logged as not a member's name
 
 	// Before the first registration, a name held by another live
 	// session is waited for (see [Actor.Waiting]).
@@ -183,6 +201,9 @@ func (m *Actor) Run(ctx context.Context) error {
 		case <-m.seatWatch:
 			m.seatWatch = nil
 			m.needList = true
+		case <-m.drainedWatch:
+			m.drainedWatch = nil
+			m.needList = true
 		case <-m.expire.Changed():
 			if seats, ok := m.expire.Take(); ok {
 				m.toExpire = seats
@@ -214,7 +235,7 @@ func (m *Actor) hasWork() bool {
 	if m.holderWatch != nil {
 		return false
 	}
-	return m.needRegister || m.needOwnWatch || m.needList || m.needSeat || len(m.toExpire) > 0
+	return m.needRegister || m.needOwnWatch || m.needList || m.needSeat || m.needDrained || len(m.toExpire) > 0
 }
 
 // onSession follows the session state just taken; fresh says it is Up on
@@ -260,12 +281,26 @@ func (m *Actor) work() error {
 		m.needOwnWatch = true
 		m.needList = true
 		m.needSeat = m.cfg.Seats
+		m.needSeatsDir = m.cfg.ListSeats && !m.cfg.Seats
+		m.needDrained = m.cfg.Drained
 	}
 	if m.needSeat {
 		if err := m.ensureSeat(conn); err != nil {
 			return err
 		}
 		m.needSeat = false
+	}
+	if m.needSeatsDir {
+		if err := zkpath.Ensure(conn, m.cfg.Paths.Seats(), m.cfg.ACL...); err != nil {
+			return fmt.Errorf("seats: %w", err)
+		}
+		m.needSeatsDir = false
+	}
+	if m.needDrained {
+		if err := zkpath.Ensure(conn, m.cfg.Paths.Drained(), m.cfg.ACL...); err != nil {
+			return fmt.Errorf("drain marks: %w", err)
+		}
+		m.needDrained = false
 	}
 	if len(m.toExpire) > 0 {
 		if err := m.expireSeats(conn); err != nil {
@@ -312,21 +347,23 @@ const maxRounds = 8
 // errUnsettled says that the list kept changing while it was read.
 var errUnsettled = errors.New("the member list kept changing while it was read")
 
-// list lists the members (and the seats), arms the watches and publishes
-// the view, once a reading holds still: a reading after which a watch it
-// armed has fired, or a listed node was found gone, is read again
-// instead of published. ZooKeeper sends a watch's event before any later
-// reply on the connection, and the client closes the watch's channel
-// before it hands that reply over (see internal/partset's
-// Set.changedSince, and its TestWatchFiresBeforeLaterReply), so a reading
-// whose watches are all open once its last reply is in is the list and
-// the seats as the server had them then: the group as it was at the
-// view's zxid, the newer of the two lists' pzxids. Without it, a node
-// listed but deleted before its Exists was left out of a view with the
-// list's pzxid, which another member kept; and with seats, a member list
-// read before a join could be paired with a seat list read after it,
-// under the seat list's newer pzxid (issue 26). It fails with
-// errUnsettled after maxRounds readings that each found a change.
+// list lists the members (and the seats and drain marks), arms the
+// watches and publishes the view, once a reading holds still: a reading
+// after which a watch it armed has fired, or a listed node was found
+// gone, is read again instead of published. ZooKeeper sends a watch's
+// event before any later reply on the connection, and the client closes
+// the watch's channel before it hands that reply over (see
+// internal/partset's Set.changedSince, and its
+// TestWatchFiresBeforeLaterReply), so a reading whose watches are all
+// open once its last reply is in is the lists as the server had them
+// then: the group as it was at the view's zxid, the newest of the lists'
+// pzxids. Without it, a node listed but deleted before it was read was
+// left out of a view with the list's pzxid, which another member kept;
+// and with seats, a member list read before a join could be paired with
+// a seat list read after it, under the seat list's newer pzxid (issue
+// 26); so could a list of drain marks read before a drain be paired with
+// a member list read after a later join. It fails with errUnsettled
+// after maxRounds readings that each found a change.
 func (m *Actor) list(conn zksession.Conn) error {
 	for round := 0; ; round++ {
 		if round == maxRounds {
@@ -349,24 +386,25 @@ func (m *Actor) list(conn zksession.Conn) error {
 	}
 }
 
-// read makes one reading of the list (and the seats) and arms their
-// watches. It returns the view, and whether every node it listed was
-// found (a node gone meanwhile is left out, and the reading must be made
-// again); a nil view without an error if the list is refused by the
-// bounds (its watch is armed).
+// read makes one reading of the list (and the seats and drain marks)
+// and arms their watches. It returns the view, and whether every node it
+// listed was found (a node gone meanwhile is left out, and the reading
+// must be made again); a nil view without an error if the list is
+// refused by the bounds (its watch is armed).
 func (m *Actor) read(conn zksession.Conn) (*membership.View, bool, error) {
-	var sl seatList
-	done := make(chan struct{})
-	if m.cfg.Seats { // pipelined with the member list
-		go func() {
-			defer close(done)
-			sl = listSeats(conn, m.cfg.Paths)
-		}()
-	} else {
-		close(done)
+	// The seats and the drain marks are listed alongside the members: the
+	// client pipelines the requests, one round trip for the three.
+	var sl, dl childList
+	var wg sync.WaitGroup
+	listSeats := m.cfg.Seats || m.cfg.ListSeats
+	if listSeats {
+		wg.Go(func() { sl = listChildren(conn, m.cfg.Paths.Seats()) })
+	}
+	if m.cfg.Drained {
+		wg.Go(func() { dl = listChildren(conn, m.cfg.Paths.Drained()) })
 	}
 	names, stat, watch, err := conn.ChildrenW(m.cfg.Paths.Members())
-	<-done
+	wg.Wait()
 	if err != nil {
 		if errors.Is(err, zk.ErrNoNode) {
 			m.needRegister = true // the group was deleted under us
@@ -374,8 +412,11 @@ func (m *Actor) read(conn zksession.Conn) (*membership.View, bool, error) {
 		return nil, false, fmt.Errorf("list members %s: %w", m.cfg.Paths.Members(), err)
 	}
 	m.watch = watch
-	if m.cfg.Seats && sl.err == nil {
+	if listSeats && sl.err == nil {
 		m.seatWatch = sl.watch
+	}
+	if m.cfg.Drained && dl.err == nil {
+		m.drainedWatch = dl.watch
 	}
 	if err := checkBounds(names, 0); err != nil {
 		// Refused until the list changes: its watch is armed. Reading it
@@ -389,15 +430,17 @@ func (m *Actor) read(conn zksession.Conn) (*membership.View, bool, error) {
 	}
 	m.refused = ""
 	slices.Sort(names)
-	members, whole, err := m.members(conn, names, stat.Pzxid)
+	members, weights, whole, err := m.members(conn, names, stat)
 	if err != nil {
 		return nil, false, err
 	}
-	v := membership.View{Members: members, Zxid: stat.Pzxid, SessionID: conn.SessionID(), Reconnects: m.loop.State().Reconnects}
-	if m.cfg.Seats {
+	v := membership.View{Members: members, Weights: weights, Zxid: stat.Pzxid, SessionID: conn.SessionID(), Reconnects: m.loop.State().Reconnects}
+	if listSeats {
 		if sl.err != nil {
 			if errors.Is(sl.err, zk.ErrNoNode) {
-				m.needSeat = true // deleted under us: our seat makes the parent again
+				// Deleted under us: our seat makes the parent again, or
+				// (listing only) we make it.
+				m.needSeat, m.needSeatsDir = m.cfg.Seats, !m.cfg.Seats
 			}
 			return nil, false, fmt.Errorf("list seats: %w", sl.err)
 		}
@@ -405,12 +448,37 @@ func (m *Actor) read(conn zksession.Conn) (*membership.View, bool, error) {
 			return nil, false, err
 		}
 		v.Zxid = max(v.Zxid, sl.stat.Pzxid)
-		if _, found := slices.BinarySearch(sl.names, m.cfg.Member); !found && m.registeredIn == conn.SessionID() {
+		if _, found := slices.BinarySearch(sl.names, m.cfg.Member); m.cfg.Seats && !found && m.registeredIn == conn.SessionID() {
 			m.needSeat = true // deleted as we came back: make it again
 		}
 	}
-	v.Changed = zkwatch.AnyFired(watch, m.seatWatch)
+	if m.cfg.Drained {
+		if dl.err != nil {
+			if errors.Is(dl.err, zk.ErrNoNode) {
+				m.needDrained = true // deleted under us: make it again
+			}
+			return nil, false, fmt.Errorf("list drain marks %s: %w", m.cfg.Paths.Drained(), dl.err)
+		}
+		v.Drained = m.drained(dl.names)
+		v.Zxid = max(v.Zxid, dl.stat.Pzxid)
+	}
+	v.Changed = zkwatch.AnyFired(watch, m.seatWatch, m.drainedWatch)
 	return &v, whole, nil
+}
+
+// childList is a reading of a node's children, with a watch on them.
+type childList struct {
+	names []string
+	stat  *zk.Stat
+	watch <-chan zk.Event
+	err   error
+}
+
+// listChildren lists p's children and arms a watch on them. It changes
+// nothing in the actor, so that it can run alongside the member list.
+func listChildren(conn zksession.Conn, p string) childList {
+	names, stat, watch, err := conn.ChildrenW(p)
+	return childList{names: names, stat: stat, watch: watch, err: err}
 }
 
 // isFatal says which errors end Run instead of being retried.
@@ -590,6 +658,6 @@ func (m *Actor) publish(v membership.View) {
 		return // a view whose watches fired is replaced, even by its like: the shell waits for one that holds
 	}
 	m.last, m.published = v, true
-	m.cfg.Logger.Debug("zkalloc: member view", "zxid", v.Zxid, "members", len(v.Members), "away", len(v.Away()))
+	m.cfg.Logger.Debug("zkalloc: member view", "zxid", v.Zxid, "members", len(v.Members), "away", len(v.Away()), "drained", len(v.Drained))
 	m.out.Put(v)
 }

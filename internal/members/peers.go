@@ -54,8 +54,12 @@ func (m *Actor) checkPeers(conn zksession.Conn) error {
 				"path", m.cfg.Paths.Member(short(name)), "data", describe(data[i]))
 		}
 		if ok && peer.Strategy != "" && peer.Strategy != m.cfg.Info.Strategy {
-			return fmt.Errorf("%w: member %q runs strategy %q (%s), this one %q; every member of a group must use the same strategy (if %q has stopped, its node goes within its session timeout)",
-				membership.ErrStrategyMismatch, name, peer.Strategy, describe(data[i]), m.cfg.Info.Strategy, name)
+			hint := ""
+			if m.cfg.Info.Strategy == "sticky" && peer.Strategy == "balanced" {
+				hint = "; the default strategy is now sticky: to keep the group on balanced, set Config.Strategy to rebalance.Balanced; to switch, stop every member and start them all on sticky (docs/operating.md)"
+			}
+			return fmt.Errorf("%w: member %q runs strategy %q (%s), this one %q; every member of a group must use the same strategy (if %q has stopped, its node goes within its session timeout)%s",
+				membership.ErrStrategyMismatch, name, peer.Strategy, describe(data[i]), m.cfg.Info.Strategy, name, hint)
 		}
 	}
 	return nil

@@ -49,19 +49,6 @@ func (m *Actor) ensureSeat(conn zksession.Conn) error {
 	return fmt.Errorf("create seat %s: %w", p, err)
 }
 
-// seatList is a reading of the seats.
-type seatList struct {
-	names []string
-	stat  *zk.Stat
-	watch <-chan zk.Event
-	err   error
-}
-
-func listSeats(conn zksession.Conn, paths zkpath.Group) seatList {
-	names, stat, watch, err := conn.ChildrenW(paths.Seats())
-	return seatList{names: names, stat: stat, watch: watch, err: err}
-}
-
 // seats turns a reading of the seats into the view's, reading the version
 // of each seat whose member is not in members (sorted). A seat gone
 // meanwhile is left out.

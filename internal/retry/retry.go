@@ -48,6 +48,9 @@ func NewPacer(c actor.Clock) *Pacer {
 	bo.InitialInterval = 50 * time.Millisecond
 	bo.MaxInterval = 2 * time.Second
 	bo.MaxElapsedTime = 0
+	// NewExponentialBackOff has already started from its own 500 ms
+	// default: start again from ours.
+	bo.Reset()
 	return &Pacer{bo: bo, timer: actor.StoppedTimer(c)}
 }
 

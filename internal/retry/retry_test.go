@@ -70,3 +70,13 @@ func TestResetCancelsTheScheduledAttempt(t *testing.T) {
 		t.Errorf("the first delay after Reset is %v, want the initial one (about 50ms)", d)
 	}
 }
+
+// A new pacer's first retry comes after its own first interval (50 ms,
+// with backoff's randomization of ±50%), not backoff's 500 ms default.
+func TestFirstRetryIsShort(t *testing.T) {
+	p := retry.NewPacer(actor.NewFakeClock(time.Unix(0, 0)))
+	defer p.Stop()
+	if d := p.Failed(); d > 75*time.Millisecond {
+		t.Errorf("first retry after %v, want at most 75 ms", d)
+	}
+}

@@ -4,7 +4,10 @@
 //	<root>/groups/<group>/partitions/<topic>     persistent, compact id ranges
 //	<root>/groups/<group>/owners/<topic>:<id>    ephemeral, hand-off claims
 //	<root>/groups/<group>/holds/<topic>:<id>     persistent, the session holding each claim
-//	<root>/groups/<group>/seats/<member>         persistent, with DepartureDelay
+//	<root>/groups/<group>/seats/<member>         persistent, with DepartureDelay (listed by every sticky member)
+//	<root>/groups/<group>/drained/<member>       persistent, a drain mark (zkalloc drain)
+//	<root>/groups/<group>/assignment             persistent, the sticky record's head
+//	<root>/groups/<group>/assignment/<g>-<sum>   persistent, never written over: one member's share
 package zkpath
 
 import (
