@@ -59,10 +59,29 @@ func TestTable(t *testing.T) {
 	}
 	fmt.Println(b.String())
 	if *out != "" {
-		if err := os.WriteFile(*out, []byte(b.String()), 0o644); err != nil {
+		if err := os.WriteFile(*out, []byte(b.String()+handWritten(t, *out)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// keepFrom is the heading from which an -out file is written by hand
+// (the sticky sections): TestTable rewrites what comes before it and
+// keeps the rest.
+const keepFrom = "\n## rebalance.Sticky against franz-go's sticky balancer"
+
+// handWritten returns the part of the file at path that TestTable keeps:
+// from keepFrom on, or nothing if the file or the heading is missing.
+func handWritten(t *testing.T, path string) string {
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	if i := strings.Index(string(old), keepFrom); i >= 0 {
+		return string(old[i:])
+	}
+	t.Logf("%s has no %q: nothing kept", path, strings.TrimSpace(keepFrom))
+	return ""
 }
 
 // shapes adds the table of bench.Shapes: a fresh assignment by Balanced
