@@ -411,7 +411,7 @@ func runChaosMember() int {
 		return 2
 	}
 	strategies := map[string]rebalance.Strategy{}
-	for _, s := range []rebalance.Strategy{rebalance.RoundRobin, rebalance.Balanced, rebalance.Range} {
+	for _, s := range []rebalance.Strategy{rebalance.RoundRobin, rebalance.Balanced, rebalance.Range, rebalance.StickyStrategy} {
 		strategies[s.Name()] = s
 	}
 	alloc, err := zkalloc.New(zkalloc.Config{

@@ -97,12 +97,12 @@ func TestChaos(t *testing.T) {
 	}
 	// The seed picks the strategy too, so that runs cover them all and a
 	// replay runs the same one; ZKALLOC_CHAOS_STRATEGY overrides it.
-	strategies := []rebalance.Strategy{rebalance.RoundRobin, rebalance.Balanced, rebalance.Range}
+	strategies := []rebalance.Strategy{rebalance.RoundRobin, rebalance.Balanced, rebalance.Range, rebalance.StickyStrategy}
 	strategy := strategies[seed%uint64(len(strategies))]
 	if s := os.Getenv("ZKALLOC_CHAOS_STRATEGY"); s != "" {
 		i := slices.IndexFunc(strategies, func(st rebalance.Strategy) bool { return st.Name() == s })
 		if i < 0 {
-			t.Fatalf("ZKALLOC_CHAOS_STRATEGY %q: not one of round-robin, balanced, range", s)
+			t.Fatalf("ZKALLOC_CHAOS_STRATEGY %q: not one of round-robin, balanced, range, sticky", s)
 		}
 		strategy = strategies[i]
 	}
@@ -400,9 +400,19 @@ func (c *chaos) config(m *chaosMember) zkalloc.Config {
 		Settle:          chaosSettle,
 		ReleaseTimeout:  chaosRelease,
 		DisconnectGrace: m.grace,
-		Strategy:        m.strategy,
+		Strategy:        m.configStrategy(),
 		Logger:          testLogger(),
 	}
+}
+
+// configStrategy is the Strategy m's Config gets: its stalling wrapper,
+// or the sticky strategy itself, which the Allocator recognizes only
+// unwrapped (it runs over the record, and its stall faults are replaced).
+func (m *chaosMember) configStrategy() rebalance.Strategy {
+	if m.strategy.Strategy == rebalance.StickyStrategy {
+		return rebalance.StickyStrategy
+	}
+	return m.strategy
 }
 
 // start starts a new incarnation of m, retrying while its name is still
@@ -657,6 +667,11 @@ func (c *chaos) inject(n int) {
 	}
 	start := time.Now()
 	c.endStalls(start, false)
+	if kind == "stall-strategy" && c.strategy == rebalance.StickyStrategy {
+		// The sticky strategy runs over the record, not through a
+		// Strategy that can be made to stall: restart a member instead.
+		kind = "restart-member"
+	}
 	if kind == "stall-strategy" {
 		// It runs on its own: the schedule goes on, and its end is
 		// recorded when it comes (endStalls).
