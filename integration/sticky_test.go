@@ -34,7 +34,6 @@ type stickyMember struct {
 	name    string
 	weight  int
 	alloc   *zkalloc.Allocator
-	proxy   *zktest.Proxy // the member's way to the server, when it has one of its own
 	mu      sync.Mutex
 	updates []timedUpdate
 	done    chan struct{} // closed when Updates has closed

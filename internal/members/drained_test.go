@@ -20,8 +20,6 @@ import (
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 
-func withDrained(c *members.Config) { c.Drained = true }
-
 // draining is the condition "the view lists exactly names as drained,
 // and is newer than zxid".
 func draining(after int64, names ...string) (string, func(membership.View) bool) {

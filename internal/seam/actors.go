@@ -87,9 +87,6 @@ type Claims interface {
 	Held() *actor.Latest[decision.Held]
 }
 
-// Observer follows a member loop and its consumer, for a test group
-// that waits on them. It is called on the loop's goroutine, and must not
-// block.
 // Assigner computes this member's share of a job over the group's agreed
 // assignment record (the sticky strategy): it returns once a record
 // computed for exactly the job's views (its MembersZxid and
@@ -101,6 +98,9 @@ type Assigner interface {
 	Assign(ctx context.Context, job decision.Job) ([]rebalance.Partition, error)
 }
 
+// Observer follows a member loop and its consumer, for a test group
+// that waits on them. It is called on the loop's goroutine, and must not
+// block.
 type Observer interface {
 	// Published is told of every Update the loop publishes, before
 	// anyone can receive it.
