@@ -49,7 +49,10 @@ const releaseBatchesInFlight = 16
 // their outcomes before the looks begin: a member joining a large group
 // finds most of what it wants held by others, and one request per claim
 // takes seconds; what it holds already is reported without waiting for
-// them (see [Actor.work]).
+// them (see [Actor.work]). The first round itself goes in chunks that
+// double from [firstReport], each reported to created once made, so that
+// the first member of a group of many free partitions starts once a few
+// hundred are claimed, with the rest pending, not after all of them.
 func (c *Actor) acquireAll(conn zksession.Conn, ps []rebalance.Partition, sid int64, ls *lives, created func(idx []int, results []outcome)) []outcome {
 	if len(ps) < 2 {
 		return inParallel(ps, func(p rebalance.Partition) outcome { return c.acquire(conn, p, sid, ls) })
@@ -61,7 +64,17 @@ func (c *Actor) acquireAll(conn zksession.Conn, ps []rebalance.Partition, sid in
 	}
 	status := make([]batchOutcome, len(ps))
 	culprit := make([]int, len(ps))
-	c.createAll(conn, ps, all, sid, nil, results, status, culprit)
+	// The first round goes in chunks that double, each reported when
+	// created: the first member of a group of 100,000 free partitions
+	// takes seconds to create their claims, and starts (with the rest
+	// pending) once the first few hundred are made.
+	for lo, n := 0, firstReport; lo < len(all); lo, n = lo+n, 2*n {
+		chunk := all[lo:min(lo+n, len(all))]
+		c.createAll(conn, ps, chunk, sid, nil, results, status, culprit)
+		if created != nil && lo+len(chunk) < len(all) {
+			created(doneOf(chunk, status), results)
+		}
+	}
 	var look, done []int
 	for i, st := range status {
 		switch st {
@@ -134,6 +147,21 @@ func (c *Actor) acquireAll(conn zksession.Conn, ps []rebalance.Partition, sid in
 		results[i] = r
 	})
 	return results
+}
+
+// firstReport is how many claims the first round creates before it
+// reports: as many as go in flight at once.
+const firstReport = claimBatch * claimBatchesInFlight
+
+// doneOf returns the indexes among idx whose batch is done.
+func doneOf(idx []int, status []batchOutcome) []int {
+	var done []int
+	for _, i := range idx {
+		if status[i] == batchDone {
+			done = append(done, i)
+		}
+	}
+	return done
 }
 
 // createAll takes the partitions ps[i] for i in idx, in batches, and sets
