@@ -85,12 +85,13 @@ type Config struct {
 	// are stateless: each member computes the whole assignment from the
 	// member list and the set alone, with no record, and moves about twice
 	// the minimum on a change. Earlier versions defaulted to Balanced: a
-	// group that runs it keeps it only by setting it here, or switches
-	// with every member at once (docs/operating.md, "Upgrading a group to
-	// the sticky default").
-	// All members of a group must use the same one: members that disagree
-	// wait for claims the others keep, and some partitions are never
-	// consumed. Start refuses to join a group whose members run another
+	// group that runs it keeps it by setting it here, or upgrades to
+	// sticky member by member (sticky members compute Balanced's
+	// assignment until no member runs it; docs/operating.md, "Upgrading
+	// a group to the sticky default").
+	// Apart from that upgrade, all members of a group must use the same
+	// one: members that disagree wait for claims the others keep, and
+	// some partitions are never consumed. Start refuses to join a group whose members run another
 	// ([ErrStrategyMismatch]); a member that, despite that, has waited for
 	// another's claims longer than a hand-off can take (5 × Settle +
 	// 3 × ReleaseTimeout + the session timeout granted + 10 s) logs who holds

@@ -2,6 +2,7 @@ package zkalloc_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -200,20 +201,82 @@ func TestDefaultStrategyIsSticky(t *testing.T) {
 	})
 
 	t.Run("upgrade", func(t *testing.T) {
+		// A group that runs round-robin refuses a sticky member, and
+		// takes one that names round-robin.
 		c := newCluster(t, []string{srv.Addr()})
 		old := c.config("old", seed)
-		old.Strategy = rebalance.Balanced
+		old.Strategy = rebalance.RoundRobin
 		c.start(old)
 		c.waitConverged(actortest.PartsN("t", 4))
 
 		_, err := c.tryStart(c.config("new", seed))
-		if !errors.Is(err, zkalloc.ErrStrategyMismatch) || !strings.Contains(err.Error(), `member "old" runs strategy "balanced"`) ||
-			!strings.Contains(err.Error(), "set Config.Strategy to rebalance.Balanced") {
-			t.Fatalf("Start with the new default into a balanced group: %v", err)
+		if !errors.Is(err, zkalloc.ErrStrategyMismatch) || !strings.Contains(err.Error(), `member "old" runs strategy "round-robin"`) ||
+			!strings.Contains(err.Error(), "set Config.Strategy to it") {
+			t.Fatalf("Start with the new default into a round-robin group: %v", err)
 		}
 		kept := c.config("new", seed)
-		kept.Strategy = rebalance.Balanced
+		kept.Strategy = rebalance.RoundRobin
 		c.start(kept)
 		c.waitConverged(actortest.PartsN("t", 4))
 	})
+}
+
+// TestRollingUpgradeFromBalanced: a group on balanced, the old default,
+// upgraded member by member to the sticky default. While any member
+// runs balanced, the sticky ones compute Balanced's assignment with it;
+// once none does, the record goes on from there. Each member, restarted
+// under its name, ends with the partitions Balanced gave it at first:
+// the upgrade moves only the restarted members' own partitions.
+func TestRollingUpgradeFromBalanced(t *testing.T) {
+	t.Parallel()
+	srv := server(t)
+	c := newCluster(t, []string{srv.Addr()})
+	const n = 30
+	seed := map[string][]int32{"t": ids(n)}
+	names := []string{"a", "b", "c"}
+	ms := map[string]*member{}
+	for _, name := range names {
+		cfg := c.config(name, seed)
+		cfg.Strategy = rebalance.Balanced
+		ms[name] = c.start(cfg)
+	}
+	all := actortest.PartsN("t", n)
+	c.waitConverged(all)
+	before := map[string][]zkalloc.Partition{}
+	for _, name := range names {
+		before[name] = ms[name].alloc.Current().Assigned
+	}
+	for i, name := range names {
+		c.stop(ms[name])
+		c.waitConverged(all)
+		live := slices.DeleteFunc(slices.Clone(names), func(o string) bool { return o == name })
+		want, err := rebalance.Balanced.Assign(live, all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range live {
+			got := ms[o].alloc.Current().Assigned
+			switch {
+			case i < len(names)-1 && !slices.Equal(got, want[o]):
+				// A member still runs balanced: everyone computes its
+				// assignment.
+				t.Errorf("%s away, balanced members left: %s has %v, want Balanced's %v", name, o, got, want[o])
+			case i == len(names)-1 && len(without(before[o], got...)) > 0:
+				// None does: the record goes on, moving only name's.
+				t.Errorf("%s away, every member sticky: %s has %v, lost some of its own %v", name, o, got, before[o])
+			}
+		}
+		ms[name] = c.start(c.config(name, seed)) // the default: sticky
+		c.waitConverged(all)
+		for _, o := range names {
+			if got := ms[o].alloc.Current().Assigned; !slices.Equal(got, before[o]) {
+				t.Errorf("after upgrading %s: %s has %v, want its own %v", name, o, got, before[o])
+			}
+		}
+	}
+	path := zkpath.Group{Root: zkalloc.DefaultRoot, Group: c.group}.Assignment()
+	obs := actortest.Observe(t, []string{srv.Addr()}, testTimeout).Conn
+	if ok, _, err := obs.Exists(path); !ok || err != nil {
+		t.Errorf("record head %s: %v, %v; want it written", path, ok, err)
+	}
 }

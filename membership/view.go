@@ -28,6 +28,11 @@ type View struct {
 	// Read only by members of the sticky strategy; Zxid then covers their
 	// list too.
 	Drained []string
+	// Balanced are the live members whose nodes name the balanced
+	// strategy, sorted; read only by members of the sticky strategy,
+	// which compute Balanced's assignment while any is left, so that a
+	// group moves from balanced to sticky by a rolling upgrade.
+	Balanced []string
 	// Changed, if not nil, reports whether the list, the seats or the
 	// drain marks may have changed since this view was read: a watch the
 	// reading armed has fired, and a newer view is on its way. It never
@@ -44,7 +49,7 @@ func (v View) Outdated() bool { return v.Changed != nil && v.Changed() }
 // zxid in the same session and connection. It ignores Changed.
 func (v View) Equal(w View) bool {
 	return v.Zxid == w.Zxid && v.SessionID == w.SessionID && v.Reconnects == w.Reconnects && slices.Equal(v.Members, w.Members) && slices.Equal(v.Seats, w.Seats) &&
-		slices.Equal(v.Weights, w.Weights) && slices.Equal(v.Drained, w.Drained)
+		slices.Equal(v.Weights, w.Weights) && slices.Equal(v.Drained, w.Drained) && slices.Equal(v.Balanced, w.Balanced)
 }
 
 // Weight returns member's weight in v: its entry of Weights, or 1 if it

@@ -83,19 +83,20 @@ type Core struct {
 	jobAt     time.Time // when it was asked for, then when it started
 	jobLate   bool      // its lateness was logged
 
-	target        []rebalance.Partition // this member's share of the newest views; valid if haveTarget
-	haveTarget    bool
-	targetGen     int64
-	targetOf      []string              // the members it was computed for
-	targetParts   []rebalance.Partition // and the partitions
-	targetLive    []string              // the live ones among targetOf (the others hold seats)
-	targetWeights []int                 // their weights
-	targetDrained []string              // the drained members it was computed with
-	seats         seats                 // departure timers (DepartureDelay)
-	held          Held
-	suspendedAt   time.Time // when the connection was lost; zero while up
-	graceAt       time.Time // when the grace ends; zero if not running
-	keep          bool      // the newest snapshot's partitions may be kept while the target or claims are re-established
+	target         []rebalance.Partition // this member's share of the newest views; valid if haveTarget
+	haveTarget     bool
+	targetGen      int64
+	targetOf       []string              // the members it was computed for
+	targetParts    []rebalance.Partition // and the partitions
+	targetLive     []string              // the live ones among targetOf (the others hold seats)
+	targetWeights  []int                 // their weights
+	targetDrained  []string              // the drained members it was computed with
+	targetBalanced []string              // and the members running balanced
+	seats          seats                 // departure timers (DepartureDelay)
+	held           Held
+	suspendedAt    time.Time // when the connection was lost; zero while up
+	graceAt        time.Time // when the grace ends; zero if not running
+	keep           bool      // the newest snapshot's partitions may be kept while the target or claims are re-established
 
 	snap       Update    // the newest snapshot
 	releaseAt  time.Time // when the next release timeout is due; zero if none
@@ -155,6 +156,10 @@ type Job struct {
 	// view's).
 	Weights []int
 	Drained []string
+	// Balanced are the live members that run the balanced strategy (the
+	// member view's): while there is one, a sticky member computes
+	// Balanced's assignment, which they compute (a rolling upgrade).
+	Balanced []string
 }
 
 // Weight returns member's weight in j: its entry of Weights if it is
@@ -344,7 +349,7 @@ func (c *Core) Computed(job Job, mine []rebalance.Partition, err error) {
 		return
 	}
 	c.target, c.targetGen, c.targetOf, c.targetParts, c.haveTarget = mine, job.Gen, job.Members, job.Partitions, true
-	c.targetLive, c.targetWeights, c.targetDrained = job.Live, job.Weights, job.Drained
+	c.targetLive, c.targetWeights, c.targetDrained, c.targetBalanced = job.Live, job.Weights, job.Drained, job.Balanced
 	c.log(slog.LevelDebug, "zkalloc: target computed", "generation", job.Gen, "target", len(mine))
 	c.reconcile(fmt.Sprintf("%s over %d members and %d partitions", c.cfg.Strategy, len(job.Members), len(job.Partitions)))
 	c.step()
@@ -427,11 +432,12 @@ func (c *Core) compute() {
 	// their job started (see StartJob), and a backend without Outdated
 	// checks (in-memory) gives no such proof: compare the contents too.
 	if c.haveTarget && gen == c.targetGen && slices.Equal(c.targetOf, members) && slices.Equal(c.targetLive, live) && slices.Equal(c.targetParts, c.parts.Partitions) &&
-		slices.Equal(c.targetWeights, c.members.Weights) && slices.Equal(c.targetDrained, c.members.Drained) {
+		slices.Equal(c.targetWeights, c.members.Weights) && slices.Equal(c.targetDrained, c.members.Drained) &&
+		slices.Equal(c.targetBalanced, c.members.Balanced) {
 		return
 	}
 	c.job = Job{ID: c.job.ID + 1, Members: members, Live: live, Partitions: c.parts.Partitions, Gen: gen, session: c.st.SessionID, connects: c.st.Reconnects,
-		MembersZxid: c.members.Zxid, PartitionsZxid: c.parts.Zxid, Weights: c.members.Weights, Drained: c.members.Drained}
+		MembersZxid: c.members.Zxid, PartitionsZxid: c.parts.Zxid, Weights: c.members.Weights, Drained: c.members.Drained, Balanced: c.members.Balanced}
 	c.jobOut, c.jobOpen, c.jobRun, c.jobAt, c.jobLate = true, true, false, c.now, false
 }
 

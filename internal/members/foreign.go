@@ -97,8 +97,9 @@ func symmetricDifference(a, b []string) int {
 
 // verdict is what a child of members/ was found to be.
 type verdict struct {
-	member bool
-	weight int // its Info's, 1 to rebalance.MaxWeight; set for a member only
+	member   bool
+	weight   int  // its Info's, 1 to rebalance.MaxWeight; set for a member only
+	balanced bool // its Info names the balanced strategy, and this member's sticky
 }
 
 // weightOf is the weight a member's node data gives: [membership.Info]'s
@@ -121,7 +122,7 @@ func weightOf(data []byte) int {
 // (its watch has fired), not published, or the view would lack a node
 // the list at its pzxid holds. own, this member's name, is taken as a
 // member: list checks it.
-func (m *Actor) members(conn zksession.Conn, names []string, stat *zk.Stat) (out []string, weights []int, whole bool, err error) {
+func (m *Actor) members(conn zksession.Conn, names []string, stat *zk.Stat) (out []string, weights []int, balanced []string, whole bool, err error) {
 	v := &m.verdicts
 	if v.warned == nil {
 		v.warned = make(map[string]struct{})
@@ -151,10 +152,10 @@ func (m *Actor) members(conn zksession.Conn, names []string, stat *zk.Stat) (out
 			whole = false
 			continue // gone: no verdict, left out
 		case errs[i] != nil:
-			return nil, nil, false, fmt.Errorf("read member node %s: %w", m.cfg.Paths.Member(name), errs[i])
+			return nil, nil, nil, false, fmt.Errorf("read member node %s: %w", m.cfg.Paths.Member(name), errs[i])
 		}
 		if stats[i] != nil && membership.IsMember(stats[i].EphemeralOwner) {
-			v.of[name] = verdict{member: true, weight: weightOf(data[i])}
+			v.of[name] = verdict{member: true, weight: weightOf(data[i]), balanced: m.upgrading(data[i])}
 			continue
 		}
 		v.of[name] = verdict{}
@@ -184,6 +185,9 @@ func (m *Actor) members(conn zksession.Conn, names []string, stat *zk.Stat) (out
 			out = append(out, name)
 			weights = append(weights, vd.weight)
 			heavy = heavy || vd.weight != 1
+			if vd.balanced {
+				balanced = append(balanced, name)
+			}
 		}
 	}
 	if !heavy {
@@ -195,5 +199,13 @@ func (m *Actor) members(conn zksession.Conn, names []string, stat *zk.Stat) (out
 			delete(v.warned, name) // gone: a node of that name later is logged again
 		}
 	}
-	return out, weights, whole, nil
+	return out, weights, balanced, whole, nil
+}
+
+// upgrading reports whether a member node's data names the balanced
+// strategy while this member runs the sticky one: a group in a rolling
+// upgrade from the old default to the new (see membership.View.Balanced).
+func (m *Actor) upgrading(data []byte) bool {
+	i, _ := membership.ParseInfo(data)
+	return m.cfg.Info.Strategy == "sticky" && i.Strategy == "balanced"
 }

@@ -271,6 +271,16 @@ func (m *Actor) work() error {
 		m.needPeers = false
 	}
 	if m.needRegister {
+		// The parents a sticky member lists are made before its node,
+		// so that their creation is older than the list's change this
+		// registration makes: the member's view then has the zxid a
+		// member of a stateless strategy reads (they agree on
+		// Generation in a group upgrading from balanced).
+		m.needSeatsDir = m.needSeatsDir || m.cfg.ListSeats && !m.cfg.Seats
+		m.needDrained = m.needDrained || m.cfg.Drained
+		if err := m.ensureParents(conn); err != nil {
+			return err
+		}
 		if err := m.register(conn); err != nil {
 			return err
 		}
@@ -281,8 +291,6 @@ func (m *Actor) work() error {
 		m.needOwnWatch = true
 		m.needList = true
 		m.needSeat = m.cfg.Seats
-		m.needSeatsDir = m.cfg.ListSeats && !m.cfg.Seats
-		m.needDrained = m.cfg.Drained
 	}
 	if m.needSeat {
 		if err := m.ensureSeat(conn); err != nil {
@@ -290,17 +298,8 @@ func (m *Actor) work() error {
 		}
 		m.needSeat = false
 	}
-	if m.needSeatsDir {
-		if err := zkpath.Ensure(conn, m.cfg.Paths.Seats(), m.cfg.ACL...); err != nil {
-			return fmt.Errorf("seats: %w", err)
-		}
-		m.needSeatsDir = false
-	}
-	if m.needDrained {
-		if err := zkpath.Ensure(conn, m.cfg.Paths.Drained(), m.cfg.ACL...); err != nil {
-			return fmt.Errorf("drain marks: %w", err)
-		}
-		m.needDrained = false
+	if err := m.ensureParents(conn); err != nil {
+		return err
 	}
 	if len(m.toExpire) > 0 {
 		if err := m.expireSeats(conn); err != nil {
@@ -386,6 +385,25 @@ func (m *Actor) list(conn zksession.Conn) error {
 	}
 }
 
+// ensureParents makes the parents of the lists the member reads but
+// keeps no node in, seats/ (ListSeats) and drained/ (Drained), if they
+// are due.
+func (m *Actor) ensureParents(conn zksession.Conn) error {
+	if m.needSeatsDir {
+		if err := zkpath.Ensure(conn, m.cfg.Paths.Seats(), m.cfg.ACL...); err != nil {
+			return fmt.Errorf("seats: %w", err)
+		}
+		m.needSeatsDir = false
+	}
+	if m.needDrained {
+		if err := zkpath.Ensure(conn, m.cfg.Paths.Drained(), m.cfg.ACL...); err != nil {
+			return fmt.Errorf("drain marks: %w", err)
+		}
+		m.needDrained = false
+	}
+	return nil
+}
+
 // read makes one reading of the list (and the seats and drain marks)
 // and arms their watches. It returns the view, and whether every node it
 // listed was found (a node gone meanwhile is left out, and the reading
@@ -430,11 +448,11 @@ func (m *Actor) read(conn zksession.Conn) (*membership.View, bool, error) {
 	}
 	m.refused = ""
 	slices.Sort(names)
-	members, weights, whole, err := m.members(conn, names, stat)
+	members, weights, balanced, whole, err := m.members(conn, names, stat)
 	if err != nil {
 		return nil, false, err
 	}
-	v := membership.View{Members: members, Weights: weights, Zxid: stat.Pzxid, SessionID: conn.SessionID(), Reconnects: m.loop.State().Reconnects}
+	v := membership.View{Members: members, Weights: weights, Balanced: balanced, Zxid: stat.Pzxid, SessionID: conn.SessionID(), Reconnects: m.loop.State().Reconnects}
 	if listSeats {
 		if sl.err != nil {
 			if errors.Is(sl.err, zk.ErrNoNode) {

@@ -53,10 +53,17 @@ func (m *Actor) checkPeers(conn zksession.Conn) error {
 			m.cfg.Logger.Warn("zkalloc: a member node's data is not a member's; not checking its strategy",
 				"path", m.cfg.Paths.Member(short(name)), "data", describe(data[i]))
 		}
+		if ok && m.cfg.Info.Strategy == "sticky" && peer.Strategy == "balanced" {
+			// A rolling upgrade from the old default: this member
+			// computes Balanced's assignment until no member runs it
+			// (membership.View.Balanced).
+			m.cfg.Logger.Info("zkalloc: joining a group whose members run balanced; computing its assignment until every member runs sticky", "member", name)
+			continue
+		}
 		if ok && peer.Strategy != "" && peer.Strategy != m.cfg.Info.Strategy {
 			hint := ""
-			if m.cfg.Info.Strategy == "sticky" && peer.Strategy == "balanced" {
-				hint = "; the default strategy is now sticky: to keep the group on balanced, set Config.Strategy to rebalance.Balanced; to switch, stop every member and start them all on sticky (docs/operating.md)"
+			if m.cfg.Info.Strategy == "sticky" {
+				hint = "; the default strategy is now sticky: to keep the group on " + peer.Strategy + ", set Config.Strategy to it"
 			}
 			return fmt.Errorf("%w: member %q runs strategy %q (%s), this one %q; every member of a group must use the same strategy (if %q has stopped, its node goes within its session timeout)%s",
 				membership.ErrStrategyMismatch, name, peer.Strategy, describe(data[i]), m.cfg.Info.Strategy, name, hint)

@@ -26,9 +26,13 @@ func (r *Runner) computeAndWrite(ctx context.Context, c *call) ([]rebalance.Part
 			prevHead = *r.head
 		}
 	}
-	if !ok {
+	upgrading := len(c.job.Balanced) > 0
+	if !ok || upgrading {
+		// While members run balanced (a rolling upgrade), the record
+		// holds what they compute: Balanced's assignment, which Sticky
+		// keeps as it is with every weight 1 and nobody drained.
 		prev = bootstrap(c.job)
-		if r.head != nil { // a broken record: go on from its generation, so that its nodes are orphans
+		if r.head != nil && !ok { // a broken record: go on from its generation, so that its nodes are orphans
 			prevHead.Generation = r.head.Generation
 		}
 	}
@@ -36,6 +40,11 @@ func (r *Runner) computeAndWrite(ctx context.Context, c *call) ([]rebalance.Part
 		return nil, err
 	}
 	members := stickyMembers(c.job, r.head)
+	if upgrading {
+		for i := range members {
+			members[i].Weight, members[i].Drained = 1, false
+		}
+	}
 	res, err := rebalance.Sticky(prev, members, c.job.Partitions)
 	if err != nil {
 		return nil, fmt.Errorf("record: %w", err)
@@ -65,6 +74,9 @@ func (r *Runner) computeAndWrite(ctx context.Context, c *call) ([]rebalance.Part
 		r.mineNode, r.mine = e.Node, mine
 	}
 	c.outcome = fmt.Sprintf("computed generation %d: moved %d, created %d share nodes, deleted %d", enc.Head.Generation, res.Moved, len(enc.Create), deleted)
+	if upgrading {
+		c.outcome += fmt.Sprintf(" (balanced's assignment: %d members run it)", len(c.job.Balanced))
+	}
 	return slices.Clone(mine), nil
 }
 
