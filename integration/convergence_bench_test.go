@@ -45,6 +45,21 @@ func BenchmarkConvergence(b *testing.B) {
 	}
 }
 
+// BenchmarkConvergenceDefaultJVM is BenchmarkConvergence at 50 members
+// against a server on the JVM's own defaults (its optimizing compiler),
+// as production runs ZooKeeper, instead of the tests' small JVM, which
+// takes 1 to 3 ms a request here (in integration/):
+//
+//	go test -run XXX -bench ConvergenceDefaultJVM -benchtime 20x .
+func BenchmarkConvergenceDefaultJVM(b *testing.B) {
+	srv := zktest.Standalone(b, zktest.Options{DefaultJVM: true})
+	for _, s := range []rebalance.Strategy{rebalance.StickyStrategy, rebalance.Balanced} {
+		b.Run(s.Name()+"/members=50", func(b *testing.B) {
+			benchConvergence(b, srv.Addr(), s, 50, 0)
+		})
+	}
+}
+
 // benchMember is one allocator whose consumer notes every update.
 type benchMember struct {
 	name  string
