@@ -91,7 +91,6 @@ type call struct {
 func (r *Runner) Assign(ctx context.Context, job decision.Job) ([]rebalance.Partition, error) {
 	start := r.cfg.Clock.Now()
 	pace := retry.NewPacer(r.cfg.Clock)
-	pace.Reset() // a new pacer's first delay is backoff's default, 500 ms, until reset to its own 50 ms
 	defer pace.Stop()
 	c := &call{job: job, staggerOver: -1}
 	for {
