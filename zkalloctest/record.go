@@ -62,34 +62,18 @@ func (a *recordAssigner) Assign(ctx context.Context, job decision.Job) ([]rebala
 }
 
 // nextRecord computes the record for job's views over r, as the record
-// runner does.
+// runner does (decision.Job.StickyNext).
 func nextRecord(r record, job decision.Job) (record, error) {
-	prev := r.placement
-	if !r.have {
-		first, err := rebalance.Balanced.Assign(job.Members, job.Partitions)
-		if err != nil {
-			return record{}, err
-		}
-		if prev, err = rebalance.PlacementFrom(first); err != nil {
-			return record{}, err
-		}
-	}
-	members := make([]rebalance.Member, len(job.Members))
-	weights := make(map[string]int, len(job.Members))
-	for i, name := range job.Members {
-		w := job.Weight(name)
-		if w == 0 { // away (a seat): the weight it was last computed with
-			if w = r.weights[name]; w == 0 {
-				w = 1
-			}
-		}
-		_, drained := slices.BinarySearch(job.Drained, name)
-		members[i] = rebalance.Member{Name: name, Weight: w, Drained: drained}
-		weights[name] = w
-	}
-	res, err := rebalance.Sticky(prev, members, job.Partitions)
+	res, members, err := job.StickyNext(r.placement, r.have, func(name string) (int, bool) {
+		w, ok := r.weights[name]
+		return w, ok
+	})
 	if err != nil {
 		return record{}, err
+	}
+	weights := make(map[string]int, len(members))
+	for _, m := range members {
+		weights[m.Name] = m.Weight
 	}
 	return record{have: true, membersZxid: job.MembersZxid, partitionsZxid: job.PartitionsZxid, placement: res.Next, weights: weights}, nil
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/zkalloc/zkalloc/assignment"
-	"github.com/zkalloc/zkalloc/internal/decision"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 
@@ -26,26 +25,17 @@ func (r *Runner) computeAndWrite(ctx context.Context, c *call) ([]rebalance.Part
 			prevHead = *r.head
 		}
 	}
-	upgrading := len(c.job.Balanced) > 0
-	if !ok || upgrading {
-		// While members run balanced (a rolling upgrade), the record
-		// holds what they compute: Balanced's assignment, which Sticky
-		// keeps as it is with every weight 1 and nobody drained.
-		prev = bootstrap(c.job)
-		if r.head != nil && !ok { // a broken record: go on from its generation, so that its nodes are orphans
-			prevHead.Generation = r.head.Generation
-		}
+	if !ok && r.head != nil {
+		// A broken record: go on from its generation, so that its nodes
+		// are orphans.
+		prevHead.Generation = r.head.Generation
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	members := stickyMembers(c.job, r.head)
-	if upgrading {
-		for i := range members {
-			members[i].Weight, members[i].Drained = 1, false
-		}
-	}
-	res, err := rebalance.Sticky(prev, members, c.job.Partitions)
+	// With no record (or while members run balanced: a rolling upgrade)
+	// it starts from Balanced's assignment of the views.
+	res, members, err := c.job.StickyNext(prev, ok, headWeight(r.head))
 	if err != nil {
 		return nil, fmt.Errorf("record: %w", err)
 	}
@@ -74,46 +64,20 @@ func (r *Runner) computeAndWrite(ctx context.Context, c *call) ([]rebalance.Part
 		r.mineNode, r.mine = e.Node, mine
 	}
 	c.outcome = fmt.Sprintf("computed generation %d: moved %d, created %d share nodes, deleted %d", enc.Head.Generation, res.Moved, len(enc.Create), deleted)
-	if upgrading {
+	if len(c.job.Balanced) > 0 {
 		c.outcome += fmt.Sprintf(" (balanced's assignment: %d members run it)", len(c.job.Balanced))
 	}
 	return slices.Clone(mine), nil
 }
 
-// stickyMembers returns the members job's record is computed for: each
-// of job.Members, with its weight in job if it is live, else (a seat,
-// with DepartureDelay) the weight head (if any) gives it, else 1; and
-// drained if job.Drained lists it.
-func stickyMembers(job decision.Job, head *assignment.Head) []rebalance.Member {
-	ms := make([]rebalance.Member, len(job.Members))
-	for i, name := range job.Members {
-		w := 1
-		if _, live := slices.BinarySearch(job.Live, name); live {
-			w = job.Weight(name)
-		} else if head != nil {
-			if e, ok := head.Of(name); ok {
-				w = e.Weight
-			}
-		}
-		_, drained := slices.BinarySearch(job.Drained, name)
-		ms[i] = rebalance.Member{Name: name, Weight: w, Drained: drained}
+// headWeight gives the weight head's entry gives a member, for the
+// seats a job does not weigh (nil if there is no head).
+func headWeight(head *assignment.Head) func(name string) (int, bool) {
+	if head == nil {
+		return nil
 	}
-	return ms
-}
-
-// bootstrap is the placement a first record starts from: the one
-// rebalance.Balanced gives job's members, so that a group that ran
-// Balanced over the same views starts where it is and the first record
-// moves nothing more than the minimum from there. An error (there is no
-// member, say) gives the empty placement: Sticky then reports it.
-func bootstrap(job decision.Job) rebalance.Placement {
-	owned, err := rebalance.Balanced.Assign(job.Members, job.Partitions)
-	if err != nil {
-		return rebalance.Placement{}
+	return func(name string) (int, bool) {
+		e, ok := head.Of(name)
+		return e.Weight, ok
 	}
-	pl, err := rebalance.PlacementFrom(owned)
-	if err != nil {
-		return rebalance.Placement{}
-	}
-	return pl
 }

@@ -114,7 +114,9 @@ func TestRanks(t *testing.T) {
 // TestStickyMembers: a live member's weight is the job's; a seat's
 // (a member away within DepartureDelay) is the one the previous record
 // gave it, else 1; drained as the job says.
-func TestStickyMembers(t *testing.T) {
+// The runner gives the job the previous head's weights for the seats
+// it does not weigh (decision.Job.StickyMembers has the rule's tests).
+func TestHeadWeight(t *testing.T) {
 	t.Parallel()
 	job := decision.Job{
 		Members: []string{"a", "b", "s", "t"},
@@ -135,8 +137,8 @@ func TestStickyMembers(t *testing.T) {
 		{"no head", nil, []rebalance.Member{{Name: "a", Weight: 2}, {Name: "b", Weight: 3, Drained: true}, {Name: "s", Weight: 1}, {Name: "t", Weight: 1, Drained: true}}},
 	}
 	for _, tt := range tests {
-		if got := stickyMembers(job, tt.head); !slices.Equal(got, tt.want) {
-			t.Errorf("%s: stickyMembers = %+v, want %+v", tt.name, got, tt.want)
+		if got := job.StickyMembers(headWeight(tt.head)); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: StickyMembers = %+v, want %+v", tt.name, got, tt.want)
 		}
 	}
 }
