@@ -389,17 +389,27 @@ func (m *Actor) list(conn zksession.Conn) error {
 // keeps no node in, seats/ (ListSeats) and drained/ (Drained), if they
 // are due.
 func (m *Actor) ensureParents(conn zksession.Conn) error {
+	// Pipelined: one round trip for both on a join's path.
+	var seatsErr, drainedErr error
+	var wg sync.WaitGroup
 	if m.needSeatsDir {
-		if err := zkpath.Ensure(conn, m.cfg.Paths.Seats(), m.cfg.ACL...); err != nil {
-			return fmt.Errorf("seats: %w", err)
-		}
-		m.needSeatsDir = false
+		wg.Go(func() { seatsErr = zkpath.Ensure(conn, m.cfg.Paths.Seats(), m.cfg.ACL...) })
 	}
 	if m.needDrained {
-		if err := zkpath.Ensure(conn, m.cfg.Paths.Drained(), m.cfg.ACL...); err != nil {
-			return fmt.Errorf("drain marks: %w", err)
-		}
+		wg.Go(func() { drainedErr = zkpath.Ensure(conn, m.cfg.Paths.Drained(), m.cfg.ACL...) })
+	}
+	wg.Wait()
+	if seatsErr == nil {
+		m.needSeatsDir = false
+	}
+	if drainedErr == nil {
 		m.needDrained = false
+	}
+	switch {
+	case seatsErr != nil:
+		return fmt.Errorf("seats: %w", seatsErr)
+	case drainedErr != nil:
+		return fmt.Errorf("drain marks: %w", drainedErr)
 	}
 	return nil
 }
