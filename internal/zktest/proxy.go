@@ -366,10 +366,10 @@ func (p *Proxy) handle(l *link, target string) {
 			return // the deferred end resets both
 		}
 		if !l.blackholed.Load() {
+			p.sent.Store(time.Now().UnixNano())
 			if _, err := server.Write(first); err != nil {
 				return
 			}
-			p.sent.Store(time.Now().UnixNano())
 		}
 	}
 	done := make(chan struct{}) // closed when the server-to-client copier returns
@@ -421,18 +421,20 @@ func (p *Proxy) finish(l *link, src net.Conn, err error) {
 }
 
 // pump copies from src to dst until reading fails, dropping what it reads
-// while l is black-holed, and stamps sent (if not nil) after each write. It returns the error that ended it (io.EOF for a
-// clean close by src).
+// while l is black-holed, and stamps sent (if not nil) as it hands bytes
+// to dst: before the write, so that an answer to them can never arrive
+// before the stamp. It returns the error that ended it (io.EOF for a clean
+// close by src).
 func pump(l *link, src net.Conn, dst io.Writer, sent *atomic.Int64) error {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 && !l.blackholed.Load() {
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return werr
-			}
 			if sent != nil {
 				sent.Store(time.Now().UnixNano())
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return werr
 			}
 		}
 		if err != nil {
