@@ -2,7 +2,9 @@ package claims_test
 
 import (
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -129,20 +131,44 @@ func TestClaimsReleasedBeforeTheLookClaimedInBatches(t *testing.T) {
 	servers, a := startHolding(t, want)
 
 	open := make(chan struct{})
+	var looking atomic.Int64
 	b := startClaimerWith(t, servers, "b", 4*time.Second, func(conn zksession.Conn) zksession.Conn {
-		return lookBlockingConn{Conn: conn, open: open}
+		return holdBlockingConn{Conn: conn, open: open, entered: &looking}
 	}, noCheck)
 	var once sync.Once
 	unblock := func() { once.Do(func() { close(open) }) }
 	t.Cleanup(unblock)
 	db := b.want(want...)
-	b.waitHeld(holds(db, nil)) // every batch failed; the looks wait
+	// Every batch fails, and the look at the claim each failed on begins
+	// with its hold record, which waits here until a has released.
+	const batches = 15
+	for deadline := time.Now().Add(claimWait); looking.Load() < batches; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d looks began within %v, want %d", looking.Load(), claimWait, batches)
+		}
+	}
 	a.waitHeld(holds(a.want(), nil))
 	before := b.requests.Load()
 	unblock()
 	b.waitHeld(holds(db, want))
-	// The 15 looks (some counted before), a batch of creates each.
-	if n := b.requests.Load() - before; n > 2*15+5 {
-		t.Errorf("taking over %d claims released before the looks took %d requests, want at most %d", len(want), n, 2*15+5)
+	// Each look's read of the claim, then a batch of creates each.
+	if n, most := b.requests.Load()-before, int64(2*batches+5); n > most {
+		t.Errorf("taking over %d claims released before the looks took %d requests, want at most %d", len(want), n, most)
 	}
+}
+
+// holdBlockingConn holds every read of a hold record with a watch, which
+// begins a look, until open is closed, and counts them in entered.
+type holdBlockingConn struct {
+	zksession.Conn
+	open    <-chan struct{}
+	entered *atomic.Int64
+}
+
+func (c holdBlockingConn) GetW(p string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+	if strings.HasPrefix(p, claimPaths.Holds()+"/") {
+		c.entered.Add(1)
+		<-c.open
+	}
+	return c.Conn.GetW(p)
 }
