@@ -47,7 +47,7 @@ func BenchmarkAssign(b *testing.B) {
 	runnerFor := func(name string) *record.Runner {
 		sub := actor.NewLatest[zksession.State]()
 		c := st
-		c.Conn = countingConn{st.Conn, &requests}
+		c.Conn = countingConn{st.Conn, &requests, nil}
 		sub.Set(c)
 		return noStagger(name, sub)
 	}

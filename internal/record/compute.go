@@ -49,6 +49,7 @@ func (r *Runner) computeAndWrite(ctx context.Context, c *call) ([]rebalance.Part
 		return nil, fmt.Errorf("record: %w", err)
 	}
 	if err := r.write(enc); err != nil {
+		r.reread = true // moved, or unknown: read it again, whatever the watch
 		return nil, err
 	}
 	r.counts.writes.Add(1)
@@ -57,13 +58,13 @@ func (r *Runner) computeAndWrite(ctx context.Context, c *call) ([]rebalance.Part
 	}
 	r.keepNamed(enc.Head)
 	r.placement, r.placementOf = res.Next, enc.HeadData
-	deleted := r.cleanup(enc.Head, enc.Stale)
+	r.startAfter(enc.Head, enc.Stale)
 	mine := res.Of(r.cfg.Member)
 	r.mineNode, r.mine = "", nil
 	if e, ok := enc.Head.Of(r.cfg.Member); ok && e.Node != "" {
 		r.mineNode, r.mine = e.Node, mine
 	}
-	c.outcome = fmt.Sprintf("computed generation %d: moved %d, created %d share nodes, deleted %d", enc.Head.Generation, res.Moved, len(enc.Create), deleted)
+	c.outcome = fmt.Sprintf("computed generation %d: moved %d, created %d share nodes", enc.Head.Generation, res.Moved, len(enc.Create))
 	if len(c.job.Balanced) > 0 {
 		c.outcome += fmt.Sprintf(" (balanced's assignment: %d members run it)", len(c.job.Balanced))
 	}

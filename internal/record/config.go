@@ -81,13 +81,15 @@ type Runner struct {
 	// head is nil when there is none or its data could not be decoded
 	// (empty, or of another format), and then a writer bootstraps over
 	// it. watch is the watch armed on it (GetW, or ExistsW when absent),
-	// nil once it has fired or the connection changed.
+	// nil once it has fired or the connection changed. reread asks the
+	// next readHead to read it even while the watch has not fired.
 	present  bool
 	version  int32
 	mzxid    int64
 	headData []byte
 	head     *assignment.Head
 	watch    <-chan zk.Event
+	reread   bool
 
 	// data is the share nodes' data by node name: only nodes the head
 	// last read names are kept.
@@ -100,6 +102,10 @@ type Runner struct {
 	// member that computes twice in a row decodes nothing.
 	placement   rebalance.Placement
 	placementOf []byte
+
+	// after is the work the last write left to do off its caller's path
+	// (see [Runner.startAfter]); nil when there is none, or once taken.
+	after *afterWrite
 
 	warned map[string]bool // the kinds of error already logged at WARN
 	counts counts

@@ -9,3 +9,11 @@ func SetMultiBytes(r *Runner, n int) { r.multiBytes = n }
 
 // CachedShares lists the share nodes whose data r holds.
 func CachedShares(r *Runner) int { return len(r.data) }
+
+// AwaitAfter waits until the work r's last write left (the head's watch
+// armed again, the old nodes deleted) is done. r must not be in Assign.
+func AwaitAfter(r *Runner) {
+	if r.after != nil {
+		<-r.after.done
+	}
+}

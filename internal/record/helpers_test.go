@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -40,16 +41,17 @@ type member struct {
 	name     string
 	r        *record.Runner
 	requests *atomic.Int64 // requests the runner sent
+	ops      *opLog        // and what they were
 }
 
 // startMember starts a session for name and a runner on it, its config
 // changed by configure (if not nil), and waits for the session to be up.
 func startMember(tb testing.TB, paths zkpath.Group, name string, configure func(*record.Config)) *member {
 	tb.Helper()
-	m := &member{name: name, requests: new(atomic.Int64)}
+	m := &member{name: name, requests: new(atomic.Int64), ops: new(opLog)}
 	sess := zksession.New(actortest.SessionConfig(zksession.Config{
 		Servers:  []string{record.Server(tb)},
-		WrapConn: func(c zksession.Conn) zksession.Conn { return countingConn{c, m.requests} },
+		WrapConn: func(c zksession.Conn) zksession.Conn { return countingConn{c, m.requests, m.ops} },
 	}))
 	sub, probe := sess.Subscribe(), sess.Subscribe()
 	actortest.Run(tb, name+" session", sess.Run)
@@ -228,41 +230,88 @@ func sumCounts(ms ...*member) record.Counts {
 	return c
 }
 
-// countingConn counts the requests sent on a connection.
+// countingConn counts the requests sent on a connection, and logs them
+// in ops if it is not nil.
 type countingConn struct {
 	zksession.Conn
-	n *atomic.Int64
+	n   *atomic.Int64
+	ops *opLog
 }
 
-func (c countingConn) Get(p string) ([]byte, *zk.Stat, error) { c.n.Add(1); return c.Conn.Get(p) }
-func (c countingConn) GetW(p string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+func (c countingConn) count(op, p string) {
 	c.n.Add(1)
+	if c.ops != nil {
+		c.ops.add(op + " " + p)
+	}
+}
+
+func (c countingConn) Get(p string) ([]byte, *zk.Stat, error) {
+	c.count("get", p)
+	return c.Conn.Get(p)
+}
+func (c countingConn) GetW(p string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+	c.count("getw", p)
 	return c.Conn.GetW(p)
 }
-func (c countingConn) Exists(p string) (bool, *zk.Stat, error) { c.n.Add(1); return c.Conn.Exists(p) }
+func (c countingConn) Exists(p string) (bool, *zk.Stat, error) {
+	c.count("exists", p)
+	return c.Conn.Exists(p)
+}
 func (c countingConn) ExistsW(p string) (bool, *zk.Stat, <-chan zk.Event, error) {
-	c.n.Add(1)
+	c.count("existsw", p)
 	return c.Conn.ExistsW(p)
 }
 func (c countingConn) Children(p string) ([]string, *zk.Stat, error) {
-	c.n.Add(1)
+	c.count("children", p)
 	return c.Conn.Children(p)
 }
 func (c countingConn) Create(p string, data []byte, flags int32, acl []zk.ACL) (string, error) {
-	c.n.Add(1)
+	c.count("create", p)
 	return c.Conn.Create(p, data, flags, acl)
 }
 func (c countingConn) Set(p string, data []byte, version int32) (*zk.Stat, error) {
-	c.n.Add(1)
+	c.count("set", p)
 	return c.Conn.Set(p, data, version)
 }
 func (c countingConn) Delete(p string, version int32) error {
-	c.n.Add(1)
+	c.count("delete", p)
 	return c.Conn.Delete(p, version)
 }
 func (c countingConn) Multi(ops ...any) ([]zk.MultiResponse, error) {
-	c.n.Add(1)
+	p := ""
+	if len(ops) > 0 {
+		switch op := ops[0].(type) {
+		case *zk.SetDataRequest:
+			p = op.Path
+		case *zk.CreateRequest:
+			p = op.Path
+		case *zk.DeleteRequest:
+			p = op.Path
+		}
+	}
+	c.count("multi", p)
 	return c.Conn.Multi(ops...)
+}
+
+// opLog is the requests a runner sent, as "op path".
+type opLog struct {
+	mu  sync.Mutex
+	ops []string
+}
+
+func (l *opLog) add(op string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ops = append(l.ops, op)
+}
+
+// take returns the requests logged since the last take.
+func (l *opLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ops := l.ops
+	l.ops = nil
+	return ops
 }
 
 // testLogger logs to the test's log, at DEBUG, while the test runs.

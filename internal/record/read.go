@@ -9,52 +9,78 @@ import (
 
 	"github.com/zkalloc/zkalloc/assignment"
 	"github.com/zkalloc/zkalloc/internal/inflight"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 
 // readHead reads the head and arms a watch on it: with GetW, or ExistsW
 // when there is none. While a watch armed earlier in this connection has
-// not fired, it reads with a plain Get: that watch already covers the
-// node, and a second would only pile up in the client until the next
-// change.
+// not fired, it reads nothing: the head is as last read. ZooKeeper sends
+// a watch's event before any later reply on the connection, and the
+// client closes the watch's channel before it hands that reply over (see
+// internal/partset's TestWatchFiresBeforeLaterReply), so the head last
+// read is still the head as of the member and partition lists that made
+// the job, which were read after it; a head written since fires the
+// watch, which the caller waits on. (A compare-and-set on a head changed
+// meanwhile fails, and the head is read again.) It first takes what the
+// last write left to do (see [Runner.startAfter]).
 func (r *Runner) readHead() error {
+	r.takeAfter()
 	conn := r.st.Conn
 	path := r.cfg.Paths.Assignment()
 	if r.watch != nil && fired(r.watch) {
 		r.watch = nil
+	}
+	if r.watch != nil && !r.reread {
+		return nil
 	}
 	if r.watch != nil {
 		data, stat, err := conn.Get(path)
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			r.setHead(nil, nil) // deleted: the pending watch fires for it
+			r.reread = false
 			return nil
 		case err != nil:
 			return zkErr("read the head", err)
 		}
 		r.setHead(stat, data)
+		r.reread = false
 		return nil
 	}
-	data, stat, w, err := conn.GetW(path)
+	data, stat, w, err := armHead(conn, path)
+	if errors.Is(err, errAgain) {
+		r.watch, r.reread = w, true // read it under this watch
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	r.watch, r.reread = w, false
+	r.setHead(stat, data)
+	return nil
+}
+
+// armHead reads the head at path with a watch: GetW, or ExistsW if there
+// is none (stat nil then). It returns errAgain, with the watch armed, if
+// the head was created between the two; a *zkError if a request failed.
+func armHead(conn zksession.Conn, path string) (data []byte, stat *zk.Stat, w <-chan zk.Event, err error) {
+	data, stat, w, err = conn.GetW(path)
 	if errors.Is(err, zk.ErrNoNode) {
 		var ok bool
 		ok, _, w, err = conn.ExistsW(path)
 		if err != nil {
-			return zkErr("watch the head", err)
+			return nil, nil, nil, zkErr("watch the head", err)
 		}
-		r.watch = w
 		if ok { // created since: read it, under the watch just armed
-			return errAgain
+			return nil, nil, w, errAgain
 		}
-		r.setHead(nil, nil)
-		return nil
+		return nil, nil, w, nil
 	}
 	if err != nil {
-		return zkErr("read the head", err)
+		return nil, nil, nil, zkErr("read the head", err)
 	}
-	r.watch = w
-	r.setHead(stat, data)
-	return nil
+	return data, stat, w, nil
 }
 
 // setHead takes the head read: stat nil when there is none. A head
@@ -114,6 +140,7 @@ func (r *Runner) share(c *call) ([]rebalance.Partition, error) {
 		data, _, err = r.st.Conn.Get(r.cfg.Paths.Share(e.Node))
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
+			r.reread = true
 			if c.missing == e.Node && c.missingAt == r.mzxid {
 				return nil, fmt.Errorf("record: share node %s of %q, named by the head of generation %d, is missing", e.Node, r.cfg.Member, r.head.Generation)
 			}
@@ -159,6 +186,7 @@ func (r *Runner) previous(c *call) (pl rebalance.Placement, ok bool, err error) 
 	for i, err := range errs {
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
+			r.reread = true
 			if c.missing == missing[i] && c.missingAt == r.mzxid {
 				r.warn("read the record", fmt.Errorf("share node %s, named by the head of generation %d, is missing; computing as if there were no record", missing[i], r.head.Generation))
 				return rebalance.Placement{}, false, nil

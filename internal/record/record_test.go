@@ -140,6 +140,61 @@ func TestWriterGoesOn(t *testing.T) {
 	}
 }
 
+// TestHeadReadOnceAWrite: a member reads the head only when its watch
+// fired. The writer that goes on computes the next record at once from
+// the head it wrote, its watch armed again after its write, off the
+// path of that Assign; a member that waits for another's write reads
+// nothing until it comes; then it reads the head once, and its share
+// only if its node changed. (Before, each Assign began with a read of
+// the head: one request more for every member on every change, and a
+// round trip more before the writer's write.)
+func TestHeadReadOnceAWrite(t *testing.T) {
+	t.Parallel()
+	paths := groupOf(t)
+	all := []string{"a", "b"}
+	parts := partsOf(2, 10)
+	long := func(c *record.Config) { c.Step = time.Hour }
+	ms := map[string]*member{"a": startMember(t, paths, "a", long), "b": startMember(t, paths, "b", long)}
+	job1 := jobOf(1, 1, all, parts)
+	w, o := ms["a"], ms["b"] // w ranks first for job1's views, and writes at once
+	if record.Rank(all, "b", 1, 1) == 0 {
+		w, o = o, w
+	}
+	w.assign(t, job1)
+	o.assign(t, job1)
+	record.AwaitAfter(w.r)
+	w.ops.take()
+	o.ops.take()
+	head := paths.Assignment()
+	job2 := jobOf(2, 1, all, parts)
+	want := sticky(t, readRecord(t, observe(t), paths).placement, job2)
+
+	// o's views move first: w wrote the head, so o waits for w's next
+	// write, and reads nothing meanwhile.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	_, err := o.r.Assign(ctx, job2)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%s, waiting for %s's record: %v; want to wait until ctx ends", o.name, w.name, err)
+	}
+	if ops := o.ops.take(); len(ops) != 0 {
+		t.Errorf("%s, waiting for %s's record under its head's watch, sent %q; want nothing", o.name, w.name, ops)
+	}
+
+	if got := w.assign(t, job2); !slices.Equal(got, want.Of(w.name)) {
+		t.Errorf("%s got %v, want %v", w.name, got, want.Of(w.name))
+	}
+	if ops := w.ops.take(); len(ops) == 0 || ops[0] != "multi "+head {
+		t.Errorf("%s, computing over the head it wrote, sent %q; want first the write (multi %s)", w.name, ops, head)
+	}
+	if got := o.assign(t, job2); !slices.Equal(got, want.Of(o.name)) {
+		t.Errorf("%s got %v after %s's write, want %v", o.name, got, w.name, want.Of(o.name))
+	}
+	if ops := o.ops.take(); !slices.Equal(ops, []string{"getw " + head}) {
+		t.Errorf("%s, after a write that leaves its share as it was, sent %q; want [getw %s]", o.name, ops, head)
+	}
+}
+
 // TestOlderViewsWait: a member whose views are older than the head's in
 // either zxid waits for the head to change, and returns ctx's error when
 // ctx ends, writing nothing.

@@ -64,7 +64,7 @@ func TestRetries(t *testing.T) {
 	sess := zksession.New(actortest.SessionConfig(zksession.Config{
 		Servers: []string{record.Server(t)},
 		WrapConn: func(c zksession.Conn) zksession.Conn {
-			return countingConn{actortest.FailingConn{Conn: c, Fail: &fail}, &attempts}
+			return countingConn{actortest.FailingConn{Conn: c, Fail: &fail}, &attempts, nil}
 		},
 	}))
 	sub, probe := sess.Subscribe(), sess.Subscribe()

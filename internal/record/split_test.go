@@ -57,6 +57,7 @@ func TestSplitAndOrphans(t *testing.T) {
 	if got := a.assign(t, job2); !slices.Equal(got, want2.Of("a")) {
 		t.Errorf("a got %v, want %v", got, want2.Of("a"))
 	}
+	record.AwaitAfter(a.r) // the orphans go after Assign returns
 	rec = readRecord(t, obs, paths)
 	want := append(named(rec.head), later)
 	slices.Sort(want)
@@ -199,6 +200,7 @@ func TestBrokenRecord(t *testing.T) {
 	if got := b.assign(t, job2); !slices.Equal(got, want2.Of("b")) {
 		t.Errorf("over a record missing a share, b got %v, want %v", got, want2.Of("b"))
 	}
+	record.AwaitAfter(b.r) // the orphans go after Assign returns
 	rec = readRecord(t, obs, paths)
 	if rec.head.Generation != 2 || !slices.Equal(rec.children, named(rec.head)) {
 		t.Errorf("generation %d, share nodes %v; want 2, and only %v", rec.head.Generation, rec.children, named(rec.head))

@@ -8,6 +8,7 @@ import (
 	"github.com/zkalloc/zkalloc/assignment"
 	"github.com/zkalloc/zkalloc/internal/inflight"
 	"github.com/zkalloc/zkalloc/internal/zkpath"
+	"github.com/zkalloc/zkalloc/internal/zksession"
 )
 
 // maxDeletes bounds the deletes of one multi: ~1,000 paths of ~80 bytes
@@ -138,30 +139,33 @@ func failure(res []zk.MultiResponse, err error) (int, error) {
 
 // cleanup deletes, once the head h is written, the nodes the head before
 // it named and h does not (stale), then the children of the head that
-// no record names any more ([assignment.Orphans]). A failure is logged,
-// not retried: the next writer's cleanup finds what is left. It returns
-// how many nodes it deleted.
-func (r *Runner) cleanup(h assignment.Head, stale []string) int {
-	n := r.deleteAll(stale)
-	children, _, err := r.st.Conn.Children(r.cfg.Paths.Assignment())
+// no record names any more ([assignment.Orphans]). A failure is passed
+// to warn, not retried: the next writer's cleanup finds what is left. It
+// returns how many nodes it deleted. It runs off the runner's goroutine
+// (see [Runner.startAfter]), so it touches nothing of the runner's.
+func cleanup(conn zksession.Conn, paths zkpath.Group, h assignment.Head, stale []string, warn warnFunc) int {
+	n := deleteAll(conn, paths, stale, warn)
+	children, _, err := conn.Children(paths.Assignment())
 	if err != nil {
-		r.warn("list the record's nodes", err, "then", "the next writer deletes what is left")
+		warn("list the record's nodes", err, "then", "the next writer deletes what is left")
 		return n
 	}
-	return n + r.deleteAll(assignment.Orphans(h, children))
+	return n + deleteAll(conn, paths, assignment.Orphans(h, children), warn)
 }
+
+// warnFunc logs a failure: what failed, the error, and slog arguments.
+type warnFunc func(op string, err error, args ...any)
 
 // deleteAll deletes the head's children names, in multis of at most
 // maxDeletes, or, if one is gone already (another member cleaned up
 // too), one by one, pipelined. It returns how many it deleted.
-func (r *Runner) deleteAll(names []string) int {
-	conn := r.st.Conn
+func deleteAll(conn zksession.Conn, paths zkpath.Group, names []string, warn warnFunc) int {
 	deleted := 0
 	for lo := 0; lo < len(names); lo += maxDeletes {
 		chunk := names[lo:min(lo+maxDeletes, len(names))]
 		ops := make([]any, len(chunk))
 		for i, n := range chunk {
-			ops[i] = &zk.DeleteRequest{Path: r.cfg.Paths.Share(n), Version: -1}
+			ops[i] = &zk.DeleteRequest{Path: paths.Share(n), Version: -1}
 		}
 		_, err := failure(conn.Multi(ops...))
 		if err == nil {
@@ -169,19 +173,19 @@ func (r *Runner) deleteAll(names []string) int {
 			continue
 		}
 		if !errors.Is(err, zk.ErrNoNode) {
-			r.warn("delete the record's old nodes", err, "then", "the next writer deletes what is left")
+			warn("delete the record's old nodes", err, "then", "the next writer deletes what is left")
 			continue
 		}
 		errs := make([]error, len(chunk))
 		inflight.Do(len(chunk), func(i int) {
-			errs[i] = conn.Delete(r.cfg.Paths.Share(chunk[i]), -1)
+			errs[i] = conn.Delete(paths.Share(chunk[i]), -1)
 		})
 		for _, err := range errs {
 			switch {
 			case err == nil:
 				deleted++
 			case !errors.Is(err, zk.ErrNoNode):
-				r.warn("delete the record's old nodes", err, "then", "the next writer deletes what is left")
+				warn("delete the record's old nodes", err, "then", "the next writer deletes what is left")
 			}
 		}
 	}
