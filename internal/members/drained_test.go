@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -232,5 +233,64 @@ func TestMembershipListSeatsOnly(t *testing.T) {
 	}
 	if ok, _, err := obs.Exists(paths.Seat("m")); ok || err != nil {
 		t.Errorf("m's seat exists: %v, %v; want none without Seats", ok, err)
+	}
+}
+
+// listCounting counts the actor's listings of each path.
+type listCounting struct {
+	zksession.Conn
+	mu    *sync.Mutex
+	lists map[string]int
+}
+
+func (c listCounting) ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
+	c.mu.Lock()
+	c.lists[path]++
+	c.mu.Unlock()
+	return c.Conn.ChildrenW(path)
+}
+
+// TestMembershipJoinListsOnlyTheMembers: a join or a leave lists the
+// members again, not the seats nor the drain marks, whose watches did
+// not fire; a drain mark lists the marks again, not the seats. (Before,
+// every reading listed the three: two requests more per member on every
+// change of a sticky group.)
+func TestMembershipJoinListsOnlyTheMembers(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers := []string{srv.Addr()}
+	obs := actortest.Observe(t, servers, wait).Conn
+	var mu sync.Mutex
+	lists := map[string]int{}
+	counts := func() (members, seats, drained int) {
+		mu.Lock()
+		defer mu.Unlock()
+		return lists[paths.Members()], lists[paths.Seats()], lists[paths.Drained()]
+	}
+	m := startMemberWrapped(t, servers, "m", membership.Info{}, 4*time.Second, func(c zksession.Conn) zksession.Conn {
+		return listCounting{Conn: c, mu: &mu, lists: lists}
+	}, func(c *members.Config) { c.Drained = true; c.ListSeats = true })
+	v := m.waitView(draining(0))
+	mb, sb, db := counts()
+
+	if _, err := obs.Create(paths.Member("x"), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	v = m.waitView("x joined", func(v membership.View) bool { return slices.Equal(v.Members, []string{"m", "x"}) })
+	if err := obs.Delete(paths.Member("x"), -1); err != nil {
+		t.Fatal(err)
+	}
+	v = m.waitView("x left", func(v membership.View) bool { return slices.Equal(v.Members, []string{"m"}) && v.Zxid > 0 })
+	ma, sa, da := counts()
+	if ma-mb != 2 || sa != sb || da != db {
+		t.Errorf("a join and a leave listed the members %d times, the seats %d, the drain marks %d; want 2, 0, 0", ma-mb, sa-sb, da-db)
+	}
+
+	if _, err := obs.Create(paths.DrainedMember("m"), nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	m.waitView(draining(v.Zxid, "m"))
+	if mc, sc, dc := counts(); dc-da != 1 || sc != sa || mc-ma != 1 {
+		t.Errorf("a drain mark listed the members %d times, the seats %d, the drain marks %d; want 1, 0, 1", mc-ma, sc-sa, dc-da)
 	}
 }

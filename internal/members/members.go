@@ -82,11 +82,13 @@ type Actor struct {
 	expire    *actor.Latest[[]membership.Seat] // seats to delete, from Expire
 	toExpire  []membership.Seat                // taken from expire, not yet deleted
 	needSeat  bool                             // create or bump our seat (cfg.Seats)
-	seatWatch <-chan zk.Event                  // on the seat list
+	seatWatch <-chan zk.Event                  // on the seat list; nil once fired, or to list it again
+	seatList  childList                        // the seat list as last read, while seatWatch holds
 
 	needSeatsDir bool                // make <group>/seats if it is missing (cfg.ListSeats)
 	needDrained  bool                // make <group>/drained if it is missing (cfg.Drained)
-	drainedWatch <-chan zk.Event     // on the drain marks' list
+	drainedWatch <-chan zk.Event     // on the drain marks' list; nil once fired, or to list it again
+	drainedList  childList           // the drain marks as last read, while drainedWatch holds
 	drainWarned  map[string]struct{} // drain marks logged as not a member's name
 
 	// Before the first registration, a name held by another live
@@ -220,6 +222,7 @@ func (m *Actor) Run(ctx context.Context) error {
 			m.needRegister = true
 		case <-resync.C():
 			m.needList = true
+			m.seatWatch, m.drainedWatch = nil, nil // list everything again
 			resync.Reset(m.cfg.Resync)
 		case <-m.loop.C():
 			m.loop.Fired()
@@ -254,6 +257,7 @@ func (m *Actor) onSession(fresh bool) {
 			m.needRegister = true
 			m.needList = true
 			m.holderWatch = nil
+			m.seatWatch, m.drainedWatch = nil, nil
 		}
 	case session.Lost:
 		m.registeredIn = 0
@@ -421,15 +425,25 @@ func (m *Actor) ensureParents(conn zksession.Conn) error {
 // refused by the bounds (its watch is armed).
 func (m *Actor) read(conn zksession.Conn) (*membership.View, bool, error) {
 	// The seats and the drain marks are listed alongside the members: the
-	// client pipelines the requests, one round trip for the three.
+	// client pipelines the requests, one round trip for the three. A list
+	// whose watch has not fired is not read again: it is as last read,
+	// up to the member list's reply, which ZooKeeper would have sent
+	// after the watch's event (see [Actor.list]). A join or a leave
+	// lists only the members.
 	var sl, dl childList
 	var wg sync.WaitGroup
 	listSeats := m.cfg.Seats || m.cfg.ListSeats
-	if listSeats {
+	relistSeats := listSeats && (m.seatWatch == nil || zkwatch.AnyFired(m.seatWatch)())
+	relistDrained := m.cfg.Drained && (m.drainedWatch == nil || zkwatch.AnyFired(m.drainedWatch)())
+	if relistSeats {
 		wg.Go(func() { sl = listChildren(conn, m.cfg.Paths.Seats()) })
+	} else if listSeats {
+		sl = m.seatList
 	}
-	if m.cfg.Drained {
+	if relistDrained {
 		wg.Go(func() { dl = listChildren(conn, m.cfg.Paths.Drained()) })
+	} else if m.cfg.Drained {
+		dl = m.drainedList
 	}
 	names, stat, watch, err := conn.ChildrenW(m.cfg.Paths.Members())
 	wg.Wait()
@@ -440,11 +454,11 @@ func (m *Actor) read(conn zksession.Conn) (*membership.View, bool, error) {
 		return nil, false, fmt.Errorf("list members %s: %w", m.cfg.Paths.Members(), err)
 	}
 	m.watch = watch
-	if listSeats && sl.err == nil {
-		m.seatWatch = sl.watch
+	if relistSeats && sl.err == nil {
+		m.seatWatch, m.seatList = sl.watch, sl
 	}
-	if m.cfg.Drained && dl.err == nil {
-		m.drainedWatch = dl.watch
+	if relistDrained && dl.err == nil {
+		m.drainedWatch, m.drainedList = dl.watch, dl
 	}
 	if err := checkBounds(names, 0); err != nil {
 		// Refused until the list changes: its watch is armed. Reading it
