@@ -294,3 +294,50 @@ func TestMembershipJoinListsOnlyTheMembers(t *testing.T) {
 		t.Errorf("a drain mark listed the members %d times, the seats %d, the drain marks %d; want 1, 0, 1", mc-ma, sc-sa, dc-da)
 	}
 }
+
+// parentsBeforePeers holds the actor's first listing of the members, the
+// check of its peers, until it has asked for drained/ to be made, or
+// for a while; it reports in together whether the two were in flight
+// together.
+type parentsBeforePeers struct {
+	zksession.Conn
+	asked    chan struct{} // closed on the first create of drained/
+	once     *sync.Once
+	checked  *atomic.Bool
+	together *atomic.Bool
+}
+
+func (c parentsBeforePeers) Create(p string, data []byte, flags int32, acl []zk.ACL) (string, error) {
+	if p == paths.Drained() {
+		c.once.Do(func() { close(c.asked) })
+	}
+	return c.Conn.Create(p, data, flags, acl)
+}
+
+func (c parentsBeforePeers) Children(p string) ([]string, *zk.Stat, error) {
+	if p == paths.Members() && c.checked.CompareAndSwap(false, true) {
+		select {
+		case <-c.asked:
+			c.together.Store(true)
+		case <-time.After(time.Second):
+		}
+	}
+	return c.Conn.Children(p)
+}
+
+// TestMembershipParentsMadeAlongsideThePeerCheck: a newcomer makes
+// drained/ (and seats/) in the same round trip as its check of the
+// peers' strategy, not after it: one round trip fewer before its node.
+func TestMembershipParentsMadeAlongsideThePeerCheck(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Standalone(t, zktest.Options{})
+	servers := []string{srv.Addr()}
+	together := new(atomic.Bool)
+	m := startMemberWrapped(t, servers, "m", membership.Info{Strategy: "sticky"}, 4*time.Second, func(c zksession.Conn) zksession.Conn {
+		return parentsBeforePeers{Conn: c, asked: make(chan struct{}), once: new(sync.Once), checked: new(atomic.Bool), together: together}
+	}, func(c *members.Config) { c.Drained = true; c.ListSeats = true })
+	m.waitView(draining(0))
+	if !together.Load() {
+		t.Error("the check of the peers went before drained/ was asked for, not alongside")
+	}
+}

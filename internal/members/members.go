@@ -1,6 +1,7 @@
 package members
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -268,12 +269,6 @@ func (m *Actor) onSession(fresh bool) {
 // work registers and lists as needed, in the current session.
 func (m *Actor) work() error {
 	conn := m.loop.State().Conn
-	if m.needPeers {
-		if err := m.checkPeers(conn); err != nil {
-			return err
-		}
-		m.needPeers = false
-	}
 	if m.needRegister {
 		// The parents a sticky member lists are made before its node,
 		// so that their creation is older than the list's change this
@@ -282,7 +277,24 @@ func (m *Actor) work() error {
 		// Generation in a group upgrading from balanced).
 		m.needSeatsDir = m.needSeatsDir || m.cfg.ListSeats && !m.cfg.Seats
 		m.needDrained = m.needDrained || m.cfg.Drained
-		if err := m.ensureParents(conn); err != nil {
+	}
+	if m.needPeers {
+		// Alongside the check of the peers, on the first registration:
+		// the client pipelines the requests, one round trip fewer
+		// before a newcomer's node. (A member the check refuses leaves
+		// the two empty parents behind.)
+		var parentsErr error
+		var wg sync.WaitGroup
+		wg.Go(func() { parentsErr = m.ensureParents(conn) })
+		err := m.checkPeers(conn)
+		wg.Wait()
+		if err := cmp.Or(err, parentsErr); err != nil {
+			return err
+		}
+		m.needPeers = false
+	}
+	if m.needRegister {
+		if err := m.ensureParents(conn); err != nil { // done already, unless a later registration
 			return err
 		}
 		if err := m.register(conn); err != nil {
