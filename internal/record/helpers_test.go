@@ -77,6 +77,15 @@ func (m *member) assign(tb testing.TB, job decision.Job) []rebalance.Partition {
 	return got
 }
 
+// awaitAfter waits until what each of ms's last write left to do (the
+// head's watch armed again, the old nodes deleted) is done. None of ms
+// may be in Assign.
+func awaitAfter(ms ...*member) {
+	for _, m := range ms {
+		record.AwaitAfter(m.r)
+	}
+}
+
 // result is one Assign's answer.
 type result struct {
 	parts []rebalance.Partition

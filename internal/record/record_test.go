@@ -62,6 +62,7 @@ func TestSameJobOneWrite(t *testing.T) {
 	if !slices.Equal(union, parts) {
 		t.Errorf("after c left, a and b hold %v, want every partition once", union)
 	}
+	awaitAfter(ms...) // the old nodes go after Assign returns
 	rec = readRecord(t, obs, paths)
 	if c := sumCounts(ms...); c.Writes != 2 || rec.stat.Version != 1 {
 		t.Errorf("after the second job: %d writes (%d failed CAS), head version %d; want 2 writes, version 1", c.Writes, c.FailedCAS, rec.stat.Version)
@@ -296,6 +297,7 @@ func TestRace(t *testing.T) {
 				t.Fatalf("a: %v, want a share or to wait until ctx ends", resA.err)
 			}
 			wins[resA.err == nil]++
+			awaitAfter(a, b) // the old nodes go after Assign returns
 			rec := readRecord(t, obs, paths)
 			if rec.head.MembersZxid != 3 || rec.head.PartitionsZxid != 1 {
 				t.Fatalf("the record is for (%d, %d), want b's views (3, 1)", rec.head.MembersZxid, rec.head.PartitionsZxid)

@@ -57,7 +57,7 @@ func TestSplitAndOrphans(t *testing.T) {
 	if got := a.assign(t, job2); !slices.Equal(got, want2.Of("a")) {
 		t.Errorf("a got %v, want %v", got, want2.Of("a"))
 	}
-	record.AwaitAfter(a.r) // the orphans go after Assign returns
+	awaitAfter(a) // the orphans go after Assign returns
 	rec = readRecord(t, obs, paths)
 	want := append(named(rec.head), later)
 	slices.Sort(want)
@@ -102,6 +102,7 @@ func TestDeadSplitWriter(t *testing.T) {
 	if got := b.assign(t, job2); !slices.Equal(got, next.Of("b")) {
 		t.Errorf("b got %v, want %v", got, next.Of("b"))
 	}
+	awaitAfter(b) // the old nodes go after Assign returns
 	after := readRecord(t, obs, paths)
 	if after.stat.Version != rec.stat.Version+1 || after.head.MembersZxid != 2 {
 		t.Errorf("head version %d for members zxid %d, want %d for 2", after.stat.Version, after.head.MembersZxid, rec.stat.Version+1)
@@ -128,7 +129,9 @@ func TestShareCache(t *testing.T) {
 	// New views with the same members and partitions: b writes a record
 	// in which nobody's share changed.
 	job2 := jobOf(2, 2, all, parts)
+	awaitAfter(ms...) // the first writer's requests after its Assign are not counted below
 	ms[1].assign(t, job2)
+	awaitAfter(ms[1])
 	for _, i := range []int{0, 2} {
 		before := ms[i].requests.Load()
 		got := ms[i].assign(t, job2)
@@ -200,9 +203,10 @@ func TestBrokenRecord(t *testing.T) {
 	if got := b.assign(t, job2); !slices.Equal(got, want2.Of("b")) {
 		t.Errorf("over a record missing a share, b got %v, want %v", got, want2.Of("b"))
 	}
-	record.AwaitAfter(b.r) // the orphans go after Assign returns
+	awaitAfter(b) // the orphans go after Assign returns
 	rec = readRecord(t, obs, paths)
 	if rec.head.Generation != 2 || !slices.Equal(rec.children, named(rec.head)) {
 		t.Errorf("generation %d, share nodes %v; want 2, and only %v", rec.head.Generation, rec.children, named(rec.head))
 	}
 }
+
