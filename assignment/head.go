@@ -30,10 +30,6 @@ type Entry struct {
 	Node             string // its share node, a child of the head; "" when it owns nothing
 	Sum              uint64 // the share node's [Sum], which its name holds; 0 when it has none
 	Count            int    // the partitions it owns
-	// Data is the share node's data when the head carries it too: the
-	// shares a record creates, when they are small (see [InlineBytes]);
-	// nil otherwise. A reader takes it as it would the node's.
-	Data []byte
 }
 
 // Of returns member's entry, and whether h has one.
@@ -59,9 +55,7 @@ const headMagic = "zkalloc-assignment 1\n"
 // appendHead writes h: the magic line, "g <generation> <members zxid>
 // <partitions zxid>", then one line per member, "m <weight> <drained:
 // 0|1> <node|-> <count> <name>", the name last since it may hold spaces.
-// The node's name holds its sum. A member line whose entry carries its
-// share's data is followed by "d <length>" and the data, which ends its
-// own last line.
+// The node's name holds its sum.
 func appendHead(b []byte, h Head) []byte {
 	b = append(b, headMagic...)
 	b = append(b, "g "...)
@@ -89,12 +83,6 @@ func appendHead(b []byte, h Head) []byte {
 		b = append(b, ' ')
 		b = append(b, e.Name...)
 		b = append(b, '\n')
-		if e.Data != nil {
-			b = append(b, "d "...)
-			b = strconv.AppendInt(b, int64(len(e.Data)), 10)
-			b = append(b, '\n')
-			b = append(b, e.Data...)
-		}
 	}
 	return b
 }
@@ -113,10 +101,8 @@ func appendHex16(b []byte, v uint64) []byte {
 // node exactly when it owns partitions, that node names are as
 // [NodeName] makes them for a generation at most the head's (the
 // entry's Sum is the one its node's name holds), and that
-// the counts add up to at most [MaxPartitions], and that the share data
-// the head carries is at most [InlineBytes] a member, ends a line, and
-// hashes to its node's sum. Anything else is an error wrapping
-// [ErrInvalid].
+// the counts add up to at most [MaxPartitions]. Anything else is an error
+// wrapping [ErrInvalid].
 func DecodeHead(data []byte) (Head, error) {
 	s := string(data)
 	rest, ok := strings.CutPrefix(s, headMagic)
@@ -126,11 +112,11 @@ func DecodeHead(data []byte) (Head, error) {
 	if !strings.HasSuffix(rest, "\n") {
 		return Head{}, fmt.Errorf("%w head: the last line is not ended", ErrInvalid)
 	}
-	first, rest, _ := strings.Cut(rest, "\n")
+	lines := strings.Split(rest[:len(rest)-1], "\n")
 	var h Head
-	f := strings.Fields(first)
-	if len(f) != 4 || f[0] != "g" || strings.Join(f, " ") != first {
-		return Head{}, fmt.Errorf("%w head: generation line %.60q", ErrInvalid, first)
+	f := strings.Fields(lines[0])
+	if len(f) != 4 || f[0] != "g" || strings.Join(f, " ") != lines[0] {
+		return Head{}, fmt.Errorf("%w head: generation line %.60q", ErrInvalid, lines[0])
 	}
 	var err error
 	if h.Generation, err = natural(f[1]); err != nil || h.Generation == 0 {
@@ -142,19 +128,12 @@ func DecodeHead(data []byte) (Head, error) {
 	if h.PartitionsZxid, err = natural(f[3]); err != nil {
 		return Head{}, fmt.Errorf("%w head: partitions zxid %q", ErrInvalid, f[3])
 	}
-	h.Members = make([]Entry, 0, strings.Count(rest, "\nm ")+1)
+	h.Members = make([]Entry, 0, len(lines)-1)
 	total := 0
-	for rest != "" {
-		var line string
-		line, rest, _ = strings.Cut(rest, "\n")
+	for _, line := range lines[1:] {
 		e, err := parseEntry(line, h.Generation)
 		if err != nil {
 			return Head{}, fmt.Errorf("head: %w", err)
-		}
-		if strings.HasPrefix(rest, "d ") {
-			if e.Data, rest, err = cutData(rest, e); err != nil {
-				return Head{}, fmt.Errorf("head: %w", err)
-			}
 		}
 		if n := len(h.Members); n > 0 && h.Members[n-1].Name >= e.Name {
 			return Head{}, fmt.Errorf("%w head: member %q out of order or listed twice", ErrInvalid, e.Name)
@@ -165,25 +144,6 @@ func DecodeHead(data []byte) (Head, error) {
 		h.Members = append(h.Members, e)
 	}
 	return h, nil
-}
-
-// cutData cuts the share data that follows e's line, s starting with its
-// "d <length>" line: length bytes of at most [InlineBytes], ending a
-// line, whose [Sum] is e's.
-func cutData(s string, e Entry) ([]byte, string, error) {
-	line, rest, _ := strings.Cut(s, "\n")
-	n, err := natural(strings.TrimPrefix(line, "d "))
-	switch {
-	case err != nil || n == 0 || n > InlineBytes || n > int64(len(rest)):
-		return nil, "", fmt.Errorf("%w: data line %.60q of %q", ErrInvalid, line, e.Name)
-	case e.Node == "" || rest[n-1] != '\n':
-		return nil, "", fmt.Errorf("%w: data of %q", ErrInvalid, e.Name)
-	}
-	data := []byte(rest[:n])
-	if Sum(data) != e.Sum {
-		return nil, "", fmt.Errorf("%w: %w data of %q hashes to %016x, its node %s says %016x", ErrInvalid, ErrStale, e.Name, Sum(data), e.Node, e.Sum)
-	}
-	return data, rest[n:], nil
 }
 
 // parseEntry reads one member line of a head of generation gen.

@@ -29,15 +29,6 @@ var ErrTooLarge = errors.New("assignment: node too large")
 // node fits in a multi with others and a member's reply buffer.
 const MaxNodeBytes = 512_000
 
-// InlineBytes bounds the share data a head carries: [Encode] puts the
-// data of the shares it creates in the head too (as [Entry].Data) when
-// they add up to at most InlineBytes, and [DecodeHead] refuses more for
-// one member. A member whose share changed then finds it in the head it
-// reads anyway, one round trip sooner than from its node; at 1,000
-// partitions a change's new shares take a few KB. The share nodes are
-// written as ever, for those that read the record whole.
-const InlineBytes = 8 << 10
-
 // MaxPartitions bounds the partitions of a record, as
 // partitions.MaxPartitions bounds a set: 2^20.
 const MaxPartitions = 1 << 20
@@ -220,17 +211,6 @@ func Encode(in Input, prev Head) (Encoded, error) {
 		out.Create = append(out.Create, Node{Name: e.Node, Data: slices.Clone(buf)})
 	}
 	slices.SortFunc(out.Create, func(a, b Node) int { return strings.Compare(a.Name, b.Name) })
-	inline := 0
-	for _, n := range out.Create {
-		inline += len(n.Data)
-	}
-	if inline <= InlineBytes {
-		for i := range h.Members {
-			if e := &h.Members[i]; e.Node != "" && e.Node == NodeName(h.Generation, e.Sum) {
-				e.Data = createdData(out.Create, e.Node)
-			}
-		}
-	}
 	out.HeadData = appendHead(nil, h)
 	if len(out.HeadData) > MaxNodeBytes {
 		return Encoded{}, fmt.Errorf("%w: the head, %d members, takes %d bytes, over %d", ErrTooLarge, len(h.Members), len(out.HeadData), MaxNodeBytes)
@@ -247,13 +227,6 @@ func Encode(in Input, prev Head) (Encoded, error) {
 	slices.Sort(out.Stale)
 	out.Head = h
 	return out, nil
-}
-
-// createdData returns the data of the node named name among create,
-// sorted by name.
-func createdData(create []Node, name string) []byte {
-	i, _ := slices.BinarySearchFunc(create, name, func(n Node, name string) int { return strings.Compare(n.Name, name) })
-	return create[i].Data
 }
 
 // checkPlacement checks what [rebalance.Placement.Validate] does, and

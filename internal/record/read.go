@@ -135,12 +135,6 @@ func (r *Runner) share(c *call) ([]rebalance.Partition, error) {
 		return slices.Clone(r.mine), nil
 	}
 	data, ok := r.data[e.Node]
-	if !ok && e.Data != nil {
-		// The head carries it (a small record's new share): no read. It
-		// is not cached with the nodes read, so that a member that
-		// computes still finds a node gone from under the head.
-		data, ok = e.Data, true
-	}
 	if !ok {
 		var err error
 		data, _, err = r.st.Conn.Get(r.cfg.Paths.Share(e.Node))

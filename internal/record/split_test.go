@@ -4,7 +4,6 @@ import (
 	"errors"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -208,47 +207,5 @@ func TestBrokenRecord(t *testing.T) {
 	rec = readRecord(t, obs, paths)
 	if rec.head.Generation != 2 || !slices.Equal(rec.children, named(rec.head)) {
 		t.Errorf("generation %d, share nodes %v; want 2, and only %v", rec.head.Generation, rec.children, named(rec.head))
-	}
-}
-
-// TestShareFromTheHead: a member whose share changed in a small record
-// finds it in the head (assignment.InlineBytes), and reads no share
-// node: one request after the write, not two.
-func TestShareFromTheHead(t *testing.T) {
-	t.Parallel()
-	paths := groupOf(t)
-	all := []string{"a", "b", "c"}
-	parts := partsOf(2, 30)
-	long := func(c *record.Config) { c.Step = time.Hour }
-	ms := []*member{startMember(t, paths, "a", long), startMember(t, paths, "b", long), startMember(t, paths, "c", long)}
-	var w *member
-	for _, m := range ms {
-		if record.Rank(all, m.name, 1, 1) == 0 {
-			w = m
-		}
-	}
-	w.assign(t, jobOf(1, 1, all, parts))
-	awaitAfter(w)
-	rec := readRecord(t, observe(t), paths)
-	// The member that leaves is not w: the other one stays, and its
-	// share changes.
-	var stay *member
-	var left string
-	for _, m := range ms {
-		if m != w && stay == nil {
-			stay = m
-		} else if m != w {
-			left = m.name
-		}
-	}
-	job2 := jobOf(2, 1, slices.DeleteFunc(slices.Clone(all), func(n string) bool { return n == left }), parts)
-	want := sticky(t, rec.placement, job2)
-	w.assign(t, job2)
-	stay.ops.take()
-	if got := stay.assign(t, job2); !slices.Equal(got, want.Of(stay.name)) {
-		t.Errorf("%s got %v, want %v", stay.name, got, want.Of(stay.name))
-	}
-	if ops := stay.ops.take(); !slices.Equal(ops, []string{"getw " + paths.Assignment()}) {
-		t.Errorf("%s, whose share changed, sent %q; want only the head's read", stay.name, ops)
 	}
 }
