@@ -215,6 +215,9 @@ func TestStats(t *testing.T) {
 		if s.HandoffsStarted != 0 || s.Reconnects != 0 || s.StrategyErrors != 0 {
 			return fmt.Sprintf("alone: %+v, want no hand-off, reconnection or error", s)
 		}
+		if s.RecordWrites == 0 || s.RecordConflicts != 0 {
+			return fmt.Sprintf("alone: %+v, want the sticky record written, with no conflict", s)
+		}
 		return ""
 	})
 
@@ -275,6 +278,8 @@ func TestStats(t *testing.T) {
 		{zkalloc.EventRevokedHandoff, final.RevokedHandoff},
 		{zkalloc.EventRevokedShutdown, final.RevokedShutdown},
 		{zkalloc.EventRevokedLost, final.RevokedLost},
+		{zkalloc.EventRecordWrite, final.RecordWrites},
+		{zkalloc.EventRecordConflict, final.RecordConflicts},
 	} {
 		if got := sums.get(k.kind); got != k.n {
 			t.Errorf("Metrics counted %d %v, Stats %d", got, k.kind, k.n)
@@ -298,6 +303,9 @@ func TestEventKindString(t *testing.T) {
 	}
 	if got := zkalloc.EventSessionLost.String(); got != "session_lost" {
 		t.Errorf("EventSessionLost.String() = %q", got)
+	}
+	if got := zkalloc.EventRecordConflict.String(); got != "record_conflict" {
+		t.Errorf("EventRecordConflict.String() = %q", got)
 	}
 	if got := zkalloc.EventKind(99).String(); got != "unknown" {
 		t.Errorf("EventKind(99).String() = %q", got)

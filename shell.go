@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/decision"
+	"github.com/zkalloc/zkalloc/internal/record"
 	"github.com/zkalloc/zkalloc/internal/seam"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
@@ -128,7 +129,11 @@ func (s *shell) StatsChanged() <-chan struct{} { return s.statsChanged }
 // words per loop, an allocation only on a change.
 func (s *shell) storeStats() {
 	cur, _ := s.core.Current()
-	next := statsOf(s.st, cur, s.core.Counters(), s.computeTimes, s.lastCompute)
+	var rc record.Counts
+	if c, ok := s.cfg.assigner.(interface{ Counts() record.Counts }); ok {
+		rc = c.Counts()
+	}
+	next := statsOf(s.st, cur, s.core.Counters(), rc, s.computeTimes, s.lastCompute)
 	if old := s.stats.Load(); old != nil && *old == next {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc/internal/decision"
+	"github.com/zkalloc/zkalloc/internal/record"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -61,6 +62,15 @@ type Stats struct {
 	RevokedHandoff  uint64
 	RevokedShutdown uint64
 	RevokedLost     uint64
+	// RecordWrites counts the sticky strategy's records this member
+	// computed and wrote, and RecordConflicts those it computed but lost
+	// to another member's write (a compare-and-set of the head that
+	// failed): see docs/sticky.md. Usually one member of a group writes
+	// each record; conflicts growing as fast as writes mean members
+	// computing at the same time (a writer slower than the stagger
+	// between them). Both stay 0 with a stateless strategy.
+	RecordWrites    uint64
+	RecordConflicts uint64
 }
 
 // StateIdle is [Stats.SessionState] before [Allocator.Start]: no session
@@ -74,9 +84,10 @@ const StateIdle = "idle"
 func (a *Allocator) Stats() Stats { return a.reb.Stats() }
 
 // statsOf makes the Stats of a member whose session is st, whose newest
-// Update is cur, whose core has counted c, and whose strategy has run
+// Update is cur, whose core has counted c, whose record runner (the
+// sticky strategy) has counted rc, and whose strategy has run
 // times.Count times, the latest for last.
-func statsOf(st session.State, cur Update, c decision.Counters, times Histogram, last time.Duration) Stats {
+func statsOf(st session.State, cur Update, c decision.Counters, rc record.Counts, times Histogram, last time.Duration) Stats {
 	s := Stats{
 		SessionState:    st.Status.String(),
 		SessionID:       st.SessionID,
@@ -96,6 +107,8 @@ func statsOf(st session.State, cur Update, c decision.Counters, times Histogram,
 		RevokedHandoff:  c.RevokedHandoff,
 		RevokedShutdown: c.RevokedShutdown,
 		RevokedLost:     c.RevokedLost,
+		RecordWrites:    rc.Writes,
+		RecordConflicts: rc.FailedCAS,
 	}
 	if st.Reconnects > 0 {
 		s.Reconnects = st.Reconnects - 1 // the first connection is no reconnection
@@ -127,6 +140,8 @@ const (
 	EventRevokedHandoff                       // Stats.RevokedHandoff
 	EventRevokedShutdown                      // Stats.RevokedShutdown
 	EventRevokedLost                          // Stats.RevokedLost
+	EventRecordWrite                          // Stats.RecordWrites
+	EventRecordConflict                       // Stats.RecordConflicts
 )
 
 var eventNames = [...]string{
@@ -140,12 +155,14 @@ var eventNames = [...]string{
 	EventRevokedHandoff:  "revoked_handoff",
 	EventRevokedShutdown: "revoked_shutdown",
 	EventRevokedLost:     "revoked_lost",
+	EventRecordWrite:     "record_write",
+	EventRecordConflict:  "record_conflict",
 }
 
 // String returns a short snake_case name, fit for a metric or label:
 // "reconnect", "compute", "handoff_started", "handoff_done",
 // "release_timeout", "strategy_error", "session_lost", "revoked_handoff",
-// "revoked_shutdown", "revoked_lost".
+// "revoked_shutdown", "revoked_lost", "record_write", "record_conflict".
 func (k EventKind) String() string {
 	if k > 0 && int(k) < len(eventNames) {
 		return eventNames[k]
@@ -181,6 +198,8 @@ func events(prev, next Stats) []Event {
 	add(EventRevokedHandoff, prev.RevokedHandoff, next.RevokedHandoff, 0)
 	add(EventRevokedShutdown, prev.RevokedShutdown, next.RevokedShutdown, 0)
 	add(EventRevokedLost, prev.RevokedLost, next.RevokedLost, 0)
+	add(EventRecordWrite, prev.RecordWrites, next.RecordWrites, 0)
+	add(EventRecordConflict, prev.RecordConflicts, next.RecordConflicts, 0)
 	return out
 }
 

@@ -220,6 +220,9 @@ func TestStats(t *testing.T) {
 	if st.SessionState != "up" || st.SessionID == 0 || st.Members != 1 || st.Assigned != 4 || st.Computes == 0 {
 		t.Errorf("a alone: %+v, want up, a session, 1 member, 4 assigned, a compute", st)
 	}
+	if st.RecordWrites == 0 || st.RecordConflicts != 0 {
+		t.Errorf("a alone: %+v, want the sticky record written, and no conflict", st)
+	}
 
 	joinConsume(t, g, "b", shared)
 	converge(t, ctx, g)

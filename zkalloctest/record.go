@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/zkalloc/zkalloc"
 	"github.com/zkalloc/zkalloc/internal/decision"
+	runner "github.com/zkalloc/zkalloc/internal/record"
 	"github.com/zkalloc/zkalloc/rebalance"
 )
 
@@ -25,7 +27,15 @@ type record struct {
 // computing the next one over the record when the job's views are newer,
 // and waits when they are older. With one lock over the group there is
 // no race to settle: the first member to come computes.
-type recordAssigner struct{ m *Member }
+type recordAssigner struct {
+	m      *Member
+	writes atomic.Uint64 // records this member computed, for Stats.RecordWrites
+}
+
+// Counts says how many records this member wrote, as the runner's does
+// (Stats.RecordWrites). With one lock over the group, no write is ever
+// lost to another.
+func (a *recordAssigner) Counts() runner.Counts { return runner.Counts{Writes: a.writes.Load()} }
 
 func (a *recordAssigner) Assign(ctx context.Context, job decision.Job) ([]rebalance.Partition, error) {
 	m, g := a.m, a.m.g
@@ -57,6 +67,7 @@ func (a *recordAssigner) Assign(ctx context.Context, job decision.Job) ([]rebala
 		g.record = next
 		g.change()
 		g.mu.Unlock()
+		a.writes.Add(1)
 		return next.placement.Owners()[m.name], nil
 	}
 }

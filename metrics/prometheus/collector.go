@@ -58,6 +58,8 @@ var metrics = []metric{
 	counter("zkalloc_revoked_partitions_total", revokedHelp, func(s *zkalloc.Stats) uint64 { return s.RevokedHandoff }).with("cause", "handoff"),
 	counter("zkalloc_revoked_partitions_total", revokedHelp, func(s *zkalloc.Stats) uint64 { return s.RevokedShutdown }).with("cause", "shutdown"),
 	counter("zkalloc_revoked_partitions_total", revokedHelp, func(s *zkalloc.Stats) uint64 { return s.RevokedLost }).with("cause", "lost"),
+	counter("zkalloc_record_writes_total", "Sticky assignment records this member computed and wrote.", func(s *zkalloc.Stats) uint64 { return s.RecordWrites }),
+	counter("zkalloc_record_conflicts_total", "Sticky assignment records this member computed but lost to another member's write.", func(s *zkalloc.Stats) uint64 { return s.RecordConflicts }),
 	gauge("zkalloc_session_timeout_seconds", "The session timeout the ZooKeeper server granted; 0 before the first session.", func(s *zkalloc.Stats) float64 { return s.SessionTimeout.Seconds() }),
 	gauge("zkalloc_generation", "Generation (ZooKeeper zxid) of the newest assignment.", func(s *zkalloc.Stats) float64 { return float64(s.Generation) }),
 	gauge("zkalloc_group_members", "Members of the group in the newest assignment.", func(s *zkalloc.Stats) float64 { return float64(s.Members) }),

@@ -25,6 +25,7 @@ func TestCollectorReportsStats(t *testing.T) {
 		Computes: 6, LastCompute: 1500 * time.Millisecond,
 		HandoffsStarted: 7, HandoffsDone: 8, ReleaseTimeouts: 9, StrategyErrors: 10,
 		SessionsLost: 11, RevokedHandoff: 12, RevokedShutdown: 13, RevokedLost: 14,
+		RecordWrites: 15, RecordConflicts: 16,
 		SessionTimeout: 4 * time.Second,
 	}
 	// 6 runs: 2 of 100µs, 1 of 2ms, 2 of 1.5s, 1 of a minute.
@@ -62,6 +63,12 @@ zkalloc_sessions_lost_total{group="g",member="m"} 11
 zkalloc_revoked_partitions_total{cause="handoff",group="g",member="m"} 12
 zkalloc_revoked_partitions_total{cause="lost",group="g",member="m"} 14
 zkalloc_revoked_partitions_total{cause="shutdown",group="g",member="m"} 13
+# HELP zkalloc_record_writes_total Sticky assignment records this member computed and wrote.
+# TYPE zkalloc_record_writes_total counter
+zkalloc_record_writes_total{group="g",member="m"} 15
+# HELP zkalloc_record_conflicts_total Sticky assignment records this member computed but lost to another member's write.
+# TYPE zkalloc_record_conflicts_total counter
+zkalloc_record_conflicts_total{group="g",member="m"} 16
 # HELP zkalloc_session_timeout_seconds The session timeout the ZooKeeper server granted; 0 before the first session.
 # TYPE zkalloc_session_timeout_seconds gauge
 zkalloc_session_timeout_seconds{group="g",member="m"} 4
@@ -211,6 +218,7 @@ func TestCollectorOneSnapshot(t *testing.T) {
 			Generation: int64(n), Members: int(n), Assigned: int(n), Pending: int(n),
 			LastCompute: time.Duration(n) * time.Second, SessionTimeout: time.Duration(n) * time.Second,
 			SessionsLost: n, RevokedHandoff: n, RevokedShutdown: n, RevokedLost: n,
+			RecordWrites: n, RecordConflicts: n,
 		}
 		s.ComputeTimes.Count, s.ComputeTimes.Sum = n, time.Duration(n)*time.Second
 		for i := range s.ComputeTimes.Buckets {

@@ -93,6 +93,8 @@ func want(s zkalloc.Stats, member string) map[string]float64 {
 		`zkalloc_revoked_partitions_total{cause="handoff",group="g",member="` + member + `"}`:                           float64(s.RevokedHandoff),
 		`zkalloc_revoked_partitions_total{cause="shutdown",group="g",member="` + member + `"}`:                          float64(s.RevokedShutdown),
 		`zkalloc_revoked_partitions_total{cause="lost",group="g",member="` + member + `"}`:                              float64(s.RevokedLost),
+		"zkalloc_record_writes_total" + labels(""):                                                                      float64(s.RecordWrites),
+		"zkalloc_record_conflicts_total" + labels(""):                                                                   float64(s.RecordConflicts),
 		"zkalloc_session_timeout_seconds" + labels(""):                                                                  s.SessionTimeout.Seconds(),
 		"zkalloc_generation" + labels(""):                                                                               float64(s.Generation),
 		"zkalloc_group_members" + labels(""):                                                                            float64(s.Members),
