@@ -12,7 +12,6 @@ import (
 
 	"github.com/zkalloc/zkalloc/actor"
 	"github.com/zkalloc/zkalloc/internal/decision"
-	"github.com/zkalloc/zkalloc/internal/record"
 	"github.com/zkalloc/zkalloc/internal/seam"
 	"github.com/zkalloc/zkalloc/membership"
 	"github.com/zkalloc/zkalloc/partitions"
@@ -129,11 +128,11 @@ func (s *shell) StatsChanged() <-chan struct{} { return s.statsChanged }
 // words per loop, an allocation only on a change.
 func (s *shell) storeStats() {
 	cur, _ := s.core.Current()
-	var rc record.Counts
-	if c, ok := s.cfg.assigner.(interface{ Counts() record.Counts }); ok {
-		rc = c.Counts()
+	var writes, conflicts uint64
+	if s.cfg.assigner != nil {
+		writes, conflicts = s.cfg.assigner.RecordCounts()
 	}
-	next := statsOf(s.st, cur, s.core.Counters(), rc, s.computeTimes, s.lastCompute)
+	next := statsOf(s.st, cur, s.core.Counters(), writes, conflicts, s.computeTimes, s.lastCompute)
 	if old := s.stats.Load(); old != nil && *old == next {
 		return
 	}

@@ -659,6 +659,14 @@ func (f *fakeAssigner) Assign(ctx context.Context, job decision.Job) ([]rebalanc
 	return nil, ctx.Err()
 }
 
+// RecordCounts counts the jobs as records written, the cancelled ones as
+// lost: what the shell passes on to Stats.
+func (f *fakeAssigner) RecordCounts() (writes, conflicts uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return uint64(len(f.jobs) - f.cancelled), uint64(f.cancelled)
+}
+
 // The sticky strategy's runs go to the assigner, with the views' zxids,
 // weights and drain marks; a run waiting on the record is cancelled when
 // a newer job is due, and the newer one's answer is the assignment.
@@ -675,6 +683,16 @@ func TestShellRunsStickyJobsThroughTheAssigner(t *testing.T) {
 	u := h.next()
 	if u.Generation != 20 || !slices.Equal(u.Assigned, actortest.Parts("t", 3)) {
 		t.Fatalf("update = %+v, want generation 20 with the assigner's t:3", u)
+	}
+	// Stats carries the assigner's counts.
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for s := h.a.Stats(); s.RecordWrites != 1 || s.RecordConflicts != 1; s = h.a.Stats() {
+		select {
+		case <-tick.C:
+		case <-h.ctx.Done():
+			t.Fatalf("Stats %+v, want the assigner's 1 record written and 1 lost", s)
+		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

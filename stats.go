@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/zkalloc/zkalloc/internal/decision"
-	"github.com/zkalloc/zkalloc/internal/record"
 	"github.com/zkalloc/zkalloc/session"
 )
 
@@ -85,9 +84,10 @@ func (a *Allocator) Stats() Stats { return a.reb.Stats() }
 
 // statsOf makes the Stats of a member whose session is st, whose newest
 // Update is cur, whose core has counted c, whose record runner (the
-// sticky strategy) has counted rc, and whose strategy has run
+// sticky strategy) has written writes records and lost conflicts to
+// another member's write, and whose strategy has run
 // times.Count times, the latest for last.
-func statsOf(st session.State, cur Update, c decision.Counters, rc record.Counts, times Histogram, last time.Duration) Stats {
+func statsOf(st session.State, cur Update, c decision.Counters, writes, conflicts uint64, times Histogram, last time.Duration) Stats {
 	s := Stats{
 		SessionState:    st.Status.String(),
 		SessionID:       st.SessionID,
@@ -107,8 +107,8 @@ func statsOf(st session.State, cur Update, c decision.Counters, rc record.Counts
 		RevokedHandoff:  c.RevokedHandoff,
 		RevokedShutdown: c.RevokedShutdown,
 		RevokedLost:     c.RevokedLost,
-		RecordWrites:    rc.Writes,
-		RecordConflicts: rc.FailedCAS,
+		RecordWrites:    writes,
+		RecordConflicts: conflicts,
 	}
 	if st.Reconnects > 0 {
 		s.Reconnects = st.Reconnects - 1 // the first connection is no reconnection

@@ -143,6 +143,13 @@ func New(cfg Config) *Runner {
 	}
 }
 
+// RecordCounts is [Runner.Counts] as seam.Assigner asks for it: the
+// records written, and those lost to another member's write.
+func (r *Runner) RecordCounts() (writes, conflicts uint64) {
+	c := r.Counts()
+	return c.Writes, c.FailedCAS
+}
+
 // Counts returns what the runner has written since [New]. It is safe for
 // concurrent use.
 func (r *Runner) Counts() Counts {

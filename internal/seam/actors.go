@@ -93,9 +93,12 @@ type Claims interface {
 // PartitionsZxid) is in place, written by this member or another, with
 // this member's partitions in it; or ctx's error once ctx ends (the
 // shell ends it when a newer job is due). It is called by one goroutine
-// at a time.
+// at a time. RecordCounts says how many records this member wrote, and
+// how many it computed but lost to another member's write (Stats's
+// RecordWrites and RecordConflicts); it is safe for concurrent use.
 type Assigner interface {
 	Assign(ctx context.Context, job decision.Job) ([]rebalance.Partition, error)
+	RecordCounts() (writes, conflicts uint64)
 }
 
 // Observer follows a member loop and its consumer, for a test group
