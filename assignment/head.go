@@ -49,8 +49,12 @@ func (h Head) Of(member string) (Entry, bool) {
 	return Entry{}, false
 }
 
-// headMagic starts a head's data, with the format's version.
-const headMagic = "zkalloc-assignment 1\n"
+// headMagic starts a head's data, with the format's version,
+// headFormat.
+const (
+	headMagic  = "zkalloc-assignment 1\n"
+	headFormat = 1
+)
 
 // appendHead writes h: the magic line, "g <generation> <members zxid>
 // <partitions zxid>", then one line per member, "m <weight> <drained:
@@ -101,12 +105,16 @@ func appendHex16(b []byte, v uint64) []byte {
 // node exactly when it owns partitions, that node names are as
 // [NodeName] makes them for a generation at most the head's (the
 // entry's Sum is the one its node's name holds), and that
-// the counts add up to at most [MaxPartitions]. Anything else is an error
-// wrapping [ErrInvalid].
+// the counts add up to at most [MaxPartitions]. A head of a later format
+// ("zkalloc-assignment <n>", n above this version's) is an error wrapping
+// [ErrNewerFormat]; anything else is an error wrapping [ErrInvalid].
 func DecodeHead(data []byte) (Head, error) {
 	s := string(data)
 	rest, ok := strings.CutPrefix(s, headMagic)
 	if !ok {
+		if v, err := laterFormat(s); err == nil {
+			return Head{}, fmt.Errorf("%w: format %d, this version reads %d", ErrNewerFormat, v, headFormat)
+		}
 		return Head{}, fmt.Errorf("%w head: does not start with %q", ErrInvalid, strings.TrimSpace(headMagic))
 	}
 	if !strings.HasSuffix(rest, "\n") {
@@ -144,6 +152,22 @@ func DecodeHead(data []byte) (Head, error) {
 		h.Members = append(h.Members, e)
 	}
 	return h, nil
+}
+
+// laterFormat returns the format of a head that starts as a later one
+// than headFormat would: "zkalloc-assignment <n>" and a line's end, n a
+// natural number above headFormat.
+func laterFormat(s string) (int64, error) {
+	line, _, ok := strings.Cut(s, "\n")
+	v, found := strings.CutPrefix(line, "zkalloc-assignment ")
+	if !ok || !found {
+		return 0, ErrInvalid
+	}
+	n, err := natural(v)
+	if err != nil || n <= headFormat {
+		return 0, ErrInvalid
+	}
+	return n, nil
 }
 
 // parseEntry reads one member line of a head of generation gen.

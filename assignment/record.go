@@ -16,6 +16,14 @@ import (
 // [rebalance.ErrInvalid], so that errors.Is finds it either way.
 var ErrInvalid = rebalance.ErrInvalid
 
+// ErrNewerFormat is the error [DecodeHead] returns for a head of a later
+// format than this version's ("zkalloc-assignment <n>" with n above 1),
+// as a newer version of zkalloc writes it. It does not wrap
+// [ErrInvalid]: such a head is no broken record, and a member must not
+// write over it, but wait for a head it can read (docs/sticky.md,
+// "Mixed versions").
+var ErrNewerFormat = errors.New("assignment: head of a newer format than this version reads")
+
 // ErrStale is wrapped, with [ErrInvalid], by [DecodeShare] when a share
 // node's data does not hash to what the head says.
 var ErrStale = errors.New("assignment: share node does not match the head")

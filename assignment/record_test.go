@@ -426,3 +426,20 @@ func longNames(n int) []rebalance.Member {
 	}
 	return ms
 }
+
+// TestNewerFormat: a head of a later format than this version's is
+// ErrNewerFormat, not ErrInvalid, so that a member waits for it instead of
+// writing over it; a head that only looks like one is ErrInvalid.
+func TestNewerFormat(t *testing.T) {
+	t.Parallel()
+	for _, data := range []string{"zkalloc-assignment 2\n", "zkalloc-assignment 17\nwhatever it holds\n"} {
+		if _, err := assignment.DecodeHead([]byte(data)); !errors.Is(err, assignment.ErrNewerFormat) || errors.Is(err, assignment.ErrInvalid) {
+			t.Errorf("DecodeHead(%q) = %v, want ErrNewerFormat alone", data, err)
+		}
+	}
+	for _, data := range []string{"", "zkalloc-assignment 0\n", "zkalloc-assignment 02\n", "zkalloc-assignment 2", "zkalloc-assignment two\n", "zkalloc-assignment 1\n"} {
+		if _, err := assignment.DecodeHead([]byte(data)); !errors.Is(err, assignment.ErrInvalid) || errors.Is(err, assignment.ErrNewerFormat) {
+			t.Errorf("DecodeHead(%q) = %v, want ErrInvalid alone", data, err)
+		}
+	}
+}

@@ -14,7 +14,8 @@ import (
 
 // readHead reads the head of the group's assignment record; ok is false
 // if there is none. An unreadable head is an error wrapping
-// assignment.ErrInvalid.
+// assignment.ErrInvalid, or assignment.ErrNewerFormat for one a later
+// zkalloc wrote.
 func readHead(c *client) (h assignment.Head, ok bool, err error) {
 	data, _, err := c.conn.Get(c.paths.Assignment())
 	if errors.Is(err, zk.ErrNoNode) {

@@ -90,6 +90,7 @@ type Runner struct {
 	head     *assignment.Head
 	watch    <-chan zk.Event
 	reread   bool
+	newer    bool // the head is of a later format than this version reads
 
 	// data is the share nodes' data by node name: only nodes the head
 	// last read names are kept.

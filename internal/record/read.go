@@ -85,22 +85,29 @@ func armHead(conn zksession.Conn, path string) (data []byte, stat *zk.Stat, w <-
 
 // setHead takes the head read: stat nil when there is none. A head
 // whose data cannot be decoded (empty, as created before a record too
-// large for one request, or of another format) counts as none, and the
-// next writer writes over it.
+// large for one request, or broken) counts as none, and the next writer
+// writes over it; one of a later format (assignment.ErrNewerFormat), as
+// a newer version of zkalloc writes it, is left alone: newer is set, and
+// the runner waits for a head it can read.
 func (r *Runner) setHead(stat *zk.Stat, data []byte) {
 	if stat == nil {
-		r.present, r.version, r.mzxid, r.headData, r.head = false, 0, 0, nil, nil
+		r.present, r.version, r.mzxid, r.headData, r.head, r.newer = false, 0, 0, nil, nil, false
 		return
 	}
 	if r.present && stat.Mzxid == r.mzxid { // unchanged since the last read
 		r.version = stat.Version
 		return
 	}
-	r.present, r.version, r.mzxid, r.headData, r.head = true, stat.Version, stat.Mzxid, data, nil
+	r.present, r.version, r.mzxid, r.headData, r.head, r.newer = true, stat.Version, stat.Mzxid, data, nil, false
 	if len(data) == 0 {
 		return
 	}
 	h, err := assignment.DecodeHead(data)
+	if errors.Is(err, assignment.ErrNewerFormat) {
+		r.newer = true
+		r.warn("decode the head", err, "then", "waiting for a head this version reads: upgrade this member (its partitions stay as they are meanwhile)")
+		return
+	}
 	if err != nil {
 		r.warn("decode the head", err, "then", "a writer writes over it")
 		return

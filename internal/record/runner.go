@@ -81,6 +81,9 @@ type call struct {
 //     nodes no head names any more, and return this member's share as
 //     written. If another member wrote first, go back to 1.
 //
+// A head of a later format (assignment.ErrNewerFormat) is neither read
+// nor written over: it waits, as in 2, for a head it can read.
+//
 // While the session is not up, it waits for it. ZooKeeper's refusals of
 // the credentials or the ACL (NoAuth, InvalidACL, AuthFailed) are
 // returned; other failures are retried with paced backoff until ctx
@@ -148,6 +151,13 @@ func (r *Runner) done(c *call, start time.Time, outcome string) {
 // waits.
 func (r *Runner) try(ctx context.Context, c *call) ([]rebalance.Partition, error) {
 	if err := r.readHead(); err != nil {
+		return nil, err
+	}
+	if r.newer {
+		// A newer version of zkalloc wrote it: neither read nor
+		// overwritten, until a head this version reads replaces it.
+		c.waited = true
+		_, err := r.await(ctx, nil)
 		return nil, err
 	}
 	p := decide(r.head, c.job, r.cfg.Member, r.cfg.Step, r.warm())

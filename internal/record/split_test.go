@@ -1,9 +1,11 @@
 package record_test
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -177,7 +179,7 @@ func TestBrokenRecord(t *testing.T) {
 	if err := zkpath.Ensure(obs, paths.Dir()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := obs.Create(paths.Assignment(), []byte("zkalloc-assignment 9\nwhat\n"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := obs.Create(paths.Assignment(), []byte("zkalloc-assignment 1\nwhat\n"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
 	a := startMember(t, paths, "a", nil)
@@ -207,5 +209,53 @@ func TestBrokenRecord(t *testing.T) {
 	rec = readRecord(t, obs, paths)
 	if rec.head.Generation != 2 || !slices.Equal(rec.children, named(rec.head)) {
 		t.Errorf("generation %d, share nodes %v; want 2, and only %v", rec.head.Generation, rec.children, named(rec.head))
+	}
+}
+
+// TestNewerFormatHead: a head of a later format, as a newer version
+// writes it, is neither read nor written over: the member waits, and
+// writes nothing, until a head it can read (here none: the newer
+// version's head deleted) replaces it. (Before, it wrote over it as a
+// broken record, so that in a rolling upgrade the two versions would
+// write over each other's records.)
+func TestNewerFormatHead(t *testing.T) {
+	t.Parallel()
+	paths := groupOf(t)
+	obs := observe(t)
+	if err := zkpath.Ensure(obs, paths.Dir()); err != nil {
+		t.Fatal(err)
+	}
+	newer := []byte("zkalloc-assignment 2\nwhat a later version holds\n")
+	if _, err := obs.Create(paths.Assignment(), newer, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	a := startMember(t, paths, "a", nil)
+	job := jobOf(1, 1, []string{"a"}, partsOf(1, 6))
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	_, err := a.r.Assign(ctx, job)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("over a head of a newer format: %v, want to wait until ctx ends", err)
+	}
+	data, stat, err := obs.Get(paths.Assignment())
+	if err != nil || string(data) != string(newer) || stat.Version != 0 || a.r.Counts().Writes != 0 {
+		t.Fatalf("the newer head: %q, version %v, %v; a wrote %d records; want it untouched", data, stat, err, a.r.Counts().Writes)
+	}
+
+	done := make(chan result, 1)
+	go func() {
+		parts, err := a.r.Assign(context.Background(), job)
+		done <- result{parts: parts, err: err}
+	}()
+	if err := obs.Delete(paths.Assignment(), -1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-done:
+		if res.err != nil || !slices.Equal(res.parts, job.Partitions) {
+			t.Errorf("once the newer head went: %v, %v; want every partition", res.parts, res.err)
+		}
+	case <-time.After(within):
+		t.Fatal("a still waits after the newer head went")
 	}
 }
