@@ -56,9 +56,9 @@ paused for the seats of departed members (DepartureDelay) are no problem.`,
 	"watch": {
 		synopsis: [][2]string{{"watch", "one line per change, until interrupted"}},
 		text: `Prints one line per change until interrupted: members joining and
-leaving, topics and partitions added and removed, claims taken and
-released. A burst of changes may print as one line. -timeout bounds only
-the connection.`,
+leaving, drained and undrained, topics and partitions added and removed,
+claims taken and released. A burst of changes may print as one line.
+-timeout bounds only the connection.`,
 	},
 	"partitions": {
 		synopsis: [][2]string{

@@ -23,7 +23,7 @@ import (
 // change is one line of watch's output.
 type change struct {
 	Time      string `json:"time"`
-	Kind      string `json:"kind"` // joined, left, topic-added, topic-removed, added, removed, corrupt, claimed, released
+	Kind      string `json:"kind"` // joined, left, drained, undrained, topic-added, topic-removed, added, removed, corrupt, claimed, released
 	Member    string `json:"member,omitempty"`
 	Topic     string `json:"topic,omitempty"`
 	IDs       string `json:"ids,omitempty"`
@@ -32,8 +32,8 @@ type change struct {
 }
 
 // watcher keeps what watch has seen of the group, and one ZooKeeper
-// watch on each node it follows: members/, partitions/ and each topic,
-// owners/. A watch that fires (a change, a reconnection, a new session)
+// watch on each node it follows: members/, drained/ (the drain marks),
+// partitions/ and each topic, owners/. A watch that fires (a change, a reconnection, a new session)
 // re-reads its node and prints what changed.
 type watcher struct {
 	c       *client
@@ -43,6 +43,7 @@ type watcher struct {
 	armed   map[string]bool
 
 	members map[string]string // name → detail
+	drained map[string]bool   // the drain marks
 	topics  map[string][]int32
 	owners  map[string]string // "topic:id" → member
 }
@@ -63,10 +64,10 @@ func watch(ctx context.Context, o options, out io.Writer) error {
 	wt := &watcher{
 		c: c, out: out, json: o.json,
 		watches: zkwatch.New(), armed: map[string]bool{},
-		members: map[string]string{}, topics: map[string][]int32{}, owners: map[string]string{},
+		members: map[string]string{}, drained: map[string]bool{}, topics: map[string][]int32{}, owners: map[string]string{},
 	}
 	defer wt.watches.Close() // before Close: stops and waits for the watch goroutines
-	todo := map[string]bool{c.paths.Members(): true, c.paths.Partitions(): true, c.paths.Owners(): true}
+	todo := map[string]bool{c.paths.Members(): true, c.paths.Drained(): true, c.paths.Partitions(): true, c.paths.Owners(): true}
 	first := true
 	retry := time.NewTicker(time.Second)
 	defer retry.Stop()
@@ -134,6 +135,8 @@ func (wt *watcher) refresh(p string, loud bool) error {
 	switch {
 	case p == paths.Members():
 		return wt.refreshMembers(loud)
+	case p == paths.Drained():
+		return wt.refreshDrained(loud)
 	case p == paths.Partitions():
 		return wt.refreshTopics(loud)
 	case p == paths.Owners():
@@ -171,6 +174,29 @@ func (wt *watcher) refreshMembers(loud bool) error {
 		}
 	}
 	wt.members = now
+	return nil
+}
+
+// refreshDrained lists the drain marks (`zkalloc drain`) and prints
+// those made and deleted since the last listing.
+func (wt *watcher) refreshDrained(loud bool) error {
+	names, err := wt.children(wt.c.paths.Drained())
+	if err != nil {
+		return err
+	}
+	now := make(map[string]bool, len(names))
+	for _, n := range names {
+		now[n] = true
+		if !wt.drained[n] && loud {
+			wt.emit(change{Kind: "drained", Member: n})
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(wt.drained)) {
+		if !now[n] && loud {
+			wt.emit(change{Kind: "undrained", Member: n})
+		}
+	}
+	wt.drained = now
 	return nil
 }
 

@@ -340,6 +340,18 @@ func TestWatchPrintsChanges(t *testing.T) {
 	}
 	waitFor("topic-added audit:1")
 
+	// Drain marks, made and deleted by drain and undrain.
+	startMember(t, []string{srv.Addr()}, "watched", "m2", nil)
+	waitFor("joined m2")
+	if code, _, e := cli(t, context.Background(), append(base, "drain", "m1")...); code != 0 {
+		t.Fatalf("drain: exit %d: %s", code, e)
+	}
+	waitFor("drained m1")
+	if code, _, e := cli(t, context.Background(), append(base, "undrain", "m1")...); code != 0 {
+		t.Fatalf("undrain: exit %d: %s", code, e)
+	}
+	waitFor("undrained m1")
+
 	cancel()
 	select {
 	case code := <-exited:
