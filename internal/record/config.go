@@ -47,17 +47,10 @@ type Config struct {
 	Step time.Duration
 }
 
-// Counts are what a [Runner] has written since [New].
-type Counts struct {
-	// Writes counts the records this member wrote: compare-and-sets of
-	// the head that succeeded.
-	Writes uint64
-	// FailedCAS counts the records this member computed but did not
-	// write, because another member's write changed the head first.
-	FailedCAS uint64
-}
-
-// counts is [Counts] as the runner updates it.
+// counts is what a [Runner] has written since [New]: the records it
+// wrote (compare-and-sets of the head that succeeded), and those it
+// computed but did not write, because another member's write changed
+// the head first. [Runner.RecordCounts] reads them.
 type counts struct {
 	writes, failedCAS atomic.Uint64
 }
@@ -68,7 +61,7 @@ type counts struct {
 // or written by node name (share nodes never change), and the placement
 // of the last record it decoded or wrote.
 //
-// Assign must not be called concurrently; [Runner.Counts] may be called
+// Assign must not be called concurrently; [Runner.RecordCounts] may be called
 // from any goroutine.
 type Runner struct {
 	cfg        Config
@@ -144,15 +137,9 @@ func New(cfg Config) *Runner {
 	}
 }
 
-// RecordCounts is [Runner.Counts] as seam.Assigner asks for it: the
-// records written, and those lost to another member's write.
+// RecordCounts returns the records the runner has written since [New],
+// and those it computed but lost to another member's write (seam.Assigner
+// asks for them, for Stats). It is safe for concurrent use.
 func (r *Runner) RecordCounts() (writes, conflicts uint64) {
-	c := r.Counts()
-	return c.Writes, c.FailedCAS
-}
-
-// Counts returns what the runner has written since [New]. It is safe for
-// concurrent use.
-func (r *Runner) Counts() Counts {
-	return Counts{Writes: r.counts.writes.Load(), FailedCAS: r.counts.failedCAS.Load()}
+	return r.counts.writes.Load(), r.counts.failedCAS.Load()
 }

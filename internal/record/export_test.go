@@ -17,3 +17,12 @@ func AwaitAfter(r *Runner) {
 		<-r.after.done
 	}
 }
+
+// Counts are RecordCounts by name, for the tests' messages.
+type Counts struct{ Writes, FailedCAS uint64 }
+
+// Counts returns r's RecordCounts as Counts.
+func (r *Runner) Counts() Counts {
+	w, c := r.RecordCounts()
+	return Counts{Writes: w, FailedCAS: c}
+}
