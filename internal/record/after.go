@@ -1,6 +1,8 @@
 package record
 
 import (
+	"context"
+
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/assignment"
@@ -39,31 +41,38 @@ type warning struct {
 // startAfter starts the work the write of head h leaves: the head read
 // again with a watch, then the nodes stale, and the head's children no
 // record names, deleted. The runner takes its outcome before it next
-// reads the head. The goroutine ends once its requests are answered,
-// which they are at the latest when the connection closes.
+// reads the head. The runner owns the goroutine, which touches nothing
+// of the runner's but a: it ends once its requests are answered, which
+// they are at the latest when the connection closes.
 func (r *Runner) startAfter(h assignment.Head, stale []string) {
 	a := &afterWrite{done: make(chan struct{}), st: r.st}
 	r.after, r.watch = a, nil // the write fired the watch
-
+	paths := r.cfg.Paths
 	go func() {
 		defer close(a.done)
 		warn := func(op string, err error, args ...any) {
 			a.warnings = append(a.warnings, warning{op: op, err: err, args: args})
 		}
-		a.data, a.stat, a.watch, a.err = armHead(a.st.Conn, r.cfg.Paths.Assignment())
-		a.deleted = cleanup(a.st.Conn, r.cfg.Paths, h, stale, warn)
+		a.data, a.stat, a.watch, a.err = armHead(a.st.Conn, paths.Assignment())
+		a.deleted = cleanup(a.st.Conn, paths, h, stale, warn)
 	}()
 }
 
 // takeAfter waits for the work the last write left, if any, and takes
 // its outcome: the head and its watch, unless the connection changed
-// since (or the read failed: the head is then read as usual).
-func (r *Runner) takeAfter() {
+// since (or the read failed: the head is then read as usual). It returns
+// ctx's error if ctx ends first (its requests held while the connection
+// is down, say), leaving the outcome for the next call.
+func (r *Runner) takeAfter(ctx context.Context) error {
 	a := r.after
 	if a == nil {
-		return
+		return nil
 	}
-	<-a.done
+	select {
+	case <-a.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	r.after = nil
 	for _, w := range a.warnings {
 		r.warn(w.op, w.err, w.args...)
@@ -72,8 +81,9 @@ func (r *Runner) takeAfter() {
 		r.log.Debug("zkalloc: assignment record: deleted the nodes no head names", "nodes", a.deleted)
 	}
 	if a.err != nil || r.st.NewConnection(a.st.State) || r.st.Status != a.st.Status {
-		return
+		return nil
 	}
 	r.watch, r.reread = a.watch, false
 	r.setHead(a.stat, a.data)
+	return nil
 }

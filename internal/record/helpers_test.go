@@ -42,16 +42,19 @@ type member struct {
 	r        *record.Runner
 	requests *atomic.Int64 // requests the runner sent
 	ops      *opLog        // and what they were
+	// gate, while it holds a channel, holds every listing of children
+	// until that channel is closed.
+	gate *atomic.Pointer[chan struct{}]
 }
 
 // startMember starts a session for name and a runner on it, its config
 // changed by configure (if not nil), and waits for the session to be up.
 func startMember(tb testing.TB, paths zkpath.Group, name string, configure func(*record.Config)) *member {
 	tb.Helper()
-	m := &member{name: name, requests: new(atomic.Int64), ops: new(opLog)}
+	m := &member{name: name, requests: new(atomic.Int64), ops: new(opLog), gate: new(atomic.Pointer[chan struct{}])}
 	sess := zksession.New(actortest.SessionConfig(zksession.Config{
 		Servers:  []string{record.Server(tb)},
-		WrapConn: func(c zksession.Conn) zksession.Conn { return countingConn{c, m.requests, m.ops} },
+		WrapConn: func(c zksession.Conn) zksession.Conn { return gatedConn{countingConn{c, m.requests, m.ops}, m.gate} },
 	}))
 	sub, probe := sess.Subscribe(), sess.Subscribe()
 	actortest.Run(tb, name+" session", sess.Run)
@@ -300,6 +303,20 @@ func (c countingConn) Multi(ops ...any) ([]zk.MultiResponse, error) {
 	}
 	c.count("multi", p)
 	return c.Conn.Multi(ops...)
+}
+
+// gatedConn holds every listing of children while gate holds a channel,
+// until that channel is closed.
+type gatedConn struct {
+	countingConn
+	gate *atomic.Pointer[chan struct{}]
+}
+
+func (c gatedConn) Children(p string) ([]string, *zk.Stat, error) {
+	if g := c.gate.Load(); g != nil {
+		<-*g
+	}
+	return c.countingConn.Children(p)
 }
 
 // opLog is the requests a runner sent, as "op path".

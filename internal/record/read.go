@@ -1,6 +1,7 @@
 package record
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -23,9 +24,12 @@ import (
 // the job, which were read after it; a head written since fires the
 // watch, which the caller waits on. (A compare-and-set on a head changed
 // meanwhile fails, and the head is read again.) It first takes what the
-// last write left to do (see [Runner.startAfter]).
-func (r *Runner) readHead() error {
-	r.takeAfter()
+// last write left to do (see [Runner.startAfter]), or returns ctx's
+// error if ctx ends while that is under way.
+func (r *Runner) readHead(ctx context.Context) error {
+	if err := r.takeAfter(ctx); err != nil {
+		return err
+	}
 	conn := r.st.Conn
 	path := r.cfg.Paths.Assignment()
 	if r.watch != nil && fired(r.watch) {

@@ -318,3 +318,31 @@ func TestRace(t *testing.T) {
 	}
 	t.Logf("rounds in which a wrote first: %d, b: %d", wins[true], wins[false])
 }
+
+// TestAssignEndsWhileTheLastWriteCleansUp: the work a write leaves (the
+// head's watch, the old nodes' deletes, the orphans' listing) runs after
+// Assign returns; the next Assign waits for it, but no longer than its
+// context, and the call after it takes it. (Held here at the listing:
+// requests held while the connection is down, as a real one might be.)
+func TestAssignEndsWhileTheLastWriteCleansUp(t *testing.T) {
+	t.Parallel()
+	paths := groupOf(t)
+	a := startMember(t, paths, "a", nil)
+	parts := partsOf(1, 6)
+	a.assign(t, jobOf(1, 1, []string{"a"}, parts))
+	record.AwaitAfter(a.r)
+	gate := make(chan struct{})
+	a.gate.Store(&gate)
+	a.assign(t, jobOf(2, 1, []string{"a"}, parts)) // returns, its cleanup held
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	_, err := a.r.Assign(ctx, jobOf(3, 1, []string{"a"}, parts))
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Assign while the last write's cleanup is held: %v, want ctx's error", err)
+	}
+	close(gate)
+	a.gate.Store(nil)
+	if got := a.assign(t, jobOf(3, 1, []string{"a"}, parts)); !slices.Equal(got, parts) {
+		t.Errorf("once the cleanup is done: %v, want %v", got, parts)
+	}
+}

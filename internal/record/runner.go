@@ -150,7 +150,7 @@ func (r *Runner) done(c *call, start time.Time, outcome string) {
 // a *zkError for a failed request, ctx's error when ctx ends while it
 // waits.
 func (r *Runner) try(ctx context.Context, c *call) ([]rebalance.Partition, error) {
-	if err := r.readHead(); err != nil {
+	if err := r.readHead(ctx); err != nil {
 		return nil, err
 	}
 	if r.newer {
