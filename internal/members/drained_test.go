@@ -29,16 +29,6 @@ func draining(after int64, names ...string) (string, func(membership.View) bool)
 	}
 }
 
-// drainedPzxid reads the pzxid of <group>/drained.
-func drainedPzxid(t *testing.T, conn zksession.Conn) int64 {
-	t.Helper()
-	_, stat, err := conn.Get(paths.Drained())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return stat.Pzxid
-}
-
 // TestMembershipDrainMarks: with Config.Drained, the actor makes
 // drained/ at registration, and its views carry the drain marks made and
 // deleted from outside, at a zxid that covers them; a mark that is not a
@@ -68,7 +58,7 @@ func TestMembershipDrainMarks(t *testing.T) {
 		}
 	}
 	// A view at or past the marks' pzxid: one that covers them.
-	v = m.waitView(draining(drainedPzxid(t, obs)-1, "b"))
+	v = m.waitView(draining(pzxidOf(t, obs, paths.Drained())-1, "b"))
 	if _, err := obs.Create(paths.DrainedMember("m"), nil, 0, acl); err != nil {
 		t.Fatal(err)
 	}

@@ -117,7 +117,13 @@ func checkNode(t *testing.T, conn zksession.Conn, name string, owner int64, info
 // pzxid reads the members node's pzxid.
 func pzxid(t *testing.T, conn zksession.Conn) int64 {
 	t.Helper()
-	_, stat, err := conn.Get(paths.Members())
+	return pzxidOf(t, conn, paths.Members())
+}
+
+// pzxidOf reads the pzxid of the node at p.
+func pzxidOf(t *testing.T, conn zksession.Conn, p string) int64 {
+	t.Helper()
+	_, stat, err := conn.Get(p)
 	if err != nil {
 		t.Fatal(err)
 	}
