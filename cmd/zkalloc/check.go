@@ -165,13 +165,7 @@ func check(st *groupStatus, o options, w io.Writer) error {
 			if age <= maxAge {
 				break
 			}
-			from := h.From
-			switch {
-			case from == "" && h.Held != "":
-				from = h.Held + " (hold record only)"
-			case from == "":
-				from = "nobody"
-			}
+			from := h.from("nobody")
 			problems = append(problems, fmt.Sprintf("hand-off %s from %s to %s: %v old, more than %v", h.Partition, from, h.To, age.Round(time.Second), maxAge))
 		}
 	}

@@ -58,6 +58,18 @@ type handoffStatus struct {
 	Held string `json:"held,omitempty"`
 }
 
+// from names who h is handed off from, for people: the claim's holder,
+// else the member whose hold record alone keeps it, else none.
+func (h handoffStatus) from(none string) string {
+	switch {
+	case h.From != "":
+		return h.From
+	case h.Held != "":
+		return h.Held + " (hold record only)"
+	}
+	return none
+}
+
 // groupStatus is what status prints; with -json, as is.
 type groupStatus struct {
 	Group      string            `json:"group"`

@@ -94,13 +94,7 @@ func printStatus(st *groupStatus, w io.Writer) error {
 	if len(st.Handoffs) > 0 {
 		fmt.Fprintln(tw, "\nHAND-OFF\tFROM\tTO\tAGE")
 		for _, h := range st.Handoffs {
-			from := h.From
-			switch {
-			case from == "" && h.Held != "":
-				from = h.Held + " (hold record only)"
-			case from == "":
-				from = "-"
-			}
+			from := h.from("-")
 			age := h.Age
 			if age == "" {
 				age = "?"
