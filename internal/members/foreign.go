@@ -111,30 +111,6 @@ func weightOf(data []byte) int {
 	return min(i.EffectiveWeight(), rebalance.MaxWeight)
 }
 
-// seedVerdicts takes, before the first registration, the verdicts of
-// the nodes the peer check read: names, sorted and without this member,
-// out of listed, the sorted list read with the members node's stat.
-// Those found a live session's member are kept with their weights; the
-// others (gone, not a session's, unreadable, not a member's name) are
-// left for the first view to read again, and warn of. The first view's
-// list then reads no node the check read, unless a node was deleted and
-// created again between the two lists (verdicts.unseen).
-func (m *Actor) seedVerdicts(listed []string, stat *zk.Stat, names []string, data [][]byte, stats []*zk.Stat, errs []error) {
-	v := &m.verdicts
-	if v.of != nil {
-		return // not the first registration
-	}
-	v.of = make(map[string]verdict, len(names))
-	for i, name := range names {
-		if errs[i] != nil || stats[i] == nil || !membership.IsMember(stats[i].EphemeralOwner) ||
-			rebalance.ValidateName(name) != nil || len(name) > rebalance.MaxNameLen {
-			continue
-		}
-		v.of[name] = verdict{member: true, weight: weightOf(data[i]), balanced: m.upgrading(data[i])}
-	}
-	v.names, v.czxid, v.cversion = listed, stat.Czxid, stat.Cversion
-}
-
 // members returns the members among names, sorted children of members/
 // read with the members node's stat, and their weights, parallel to them (nil if all are
 // 1), reading the node of every name it has no verdict for, the requests

@@ -18,49 +18,29 @@ import (
 // one more round trip.
 const peersChecked = 3
 
-// peersRead bounds the groups whose every member node the check reads,
-// all at once: as many requests in flight cost about the one round trip
-// the check takes anyway, and their verdicts (member or not, weight)
-// spare the newcomer's first view reading them again, a round trip after
-// its registration (see [Actor.seedVerdicts]). In larger groups the
-// check reads peersChecked of them, and the first view the rest, while
-// the others already act on the join.
-const peersRead = 100
-
 // checkPeers reads the nodes of the first few other members of the group
 // and returns an error wrapping [membership.ErrStrategyMismatch] if one of
 // them names another strategy than ours. Nodes without a strategy (older versions)
-// and nodes gone meanwhile pass. In a group of at most peersRead it reads
-// every member's node, and keeps what they say for the first view.
+// and nodes gone meanwhile pass.
 func (m *Actor) checkPeers(conn zksession.Conn) error {
-	listed, stat, err := conn.Children(m.cfg.Paths.Members())
+	names, _, err := conn.Children(m.cfg.Paths.Members())
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil // the first member of the group
 	}
 	if err != nil {
 		return fmt.Errorf("list members %s: %w", m.cfg.Paths.Members(), err)
 	}
-	if !slices.Contains(listed, m.cfg.Member) {
-		if err := checkBounds(listed, len(m.cfg.Member)); err != nil {
+	if !slices.Contains(names, m.cfg.Member) {
+		if err := checkBounds(names, len(m.cfg.Member)); err != nil {
 			return fmt.Errorf("%w: %s cannot join: %w", membership.ErrGroupFull, m.cfg.Paths.Members(), err)
 		}
 	}
-	slices.Sort(listed)
-	names := slices.DeleteFunc(slices.Clone(listed), func(n string) bool { return n == m.cfg.Member })
-	all := len(names) <= peersRead
-	if !all {
-		names = names[:peersChecked]
-	}
-	data := make([][]byte, len(names))
-	stats := make([]*zk.Stat, len(names))
-	errs := make([]error, len(names))
-	inflight.DoAtMost(len(names), max(len(names), 1), func(i int) {
-		data[i], stats[i], errs[i] = conn.Get(m.cfg.Paths.Member(names[i]))
-	})
-	if all {
-		m.seedVerdicts(listed, stat, names, data, stats, errs)
-	}
+	slices.Sort(names)
+	names = slices.DeleteFunc(names, func(n string) bool { return n == m.cfg.Member })
 	names = names[:min(len(names), peersChecked)]
+	data := make([][]byte, len(names))
+	errs := make([]error, len(names))
+	inflight.Do(len(names), func(i int) { data[i], _, errs[i] = conn.Get(m.cfg.Paths.Member(names[i])) })
 	for i, name := range names {
 		switch {
 		case errors.Is(errs[i], zk.ErrNoNode):

@@ -10,7 +10,6 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkalloc/zkalloc/internal/actortest"
-	"github.com/zkalloc/zkalloc/internal/zkpath"
 	"github.com/zkalloc/zkalloc/internal/zksession"
 	"github.com/zkalloc/zkalloc/internal/zktest"
 	"github.com/zkalloc/zkalloc/membership"
@@ -117,50 +116,4 @@ func TestMembershipWeightOfANameBackUnseen(t *testing.T) {
 	}
 	close(release)
 	m.waitView(weighing([]string{"b", "c", "m"}, []int{2, 1, 1}))
-}
-
-// getCounting counts the Gets of member nodes.
-type getCounting struct {
-	zksession.Conn
-	gets *atomic.Int64
-}
-
-func (c getCounting) Get(p string) ([]byte, *zk.Stat, error) {
-	if len(p) > len(paths.Members()) && p[:len(paths.Members())] == paths.Members() {
-		c.gets.Add(1)
-	}
-	return c.Conn.Get(p)
-}
-
-// TestMembershipNewcomerReadsPeersOnce: a newcomer to a small group reads
-// each member's node once, in the check of its peers before it
-// registers, and its first view takes their weights from there; a node
-// that is not a live member's is read again, and left out. (Before, the
-// check read three nodes and the first view every node again: a round
-// trip more after the registration.)
-func TestMembershipNewcomerReadsPeersOnce(t *testing.T) {
-	t.Parallel()
-	srv := zktest.Standalone(t, zktest.Options{})
-	servers := []string{srv.Addr()}
-	obs := actortest.Observe(t, servers, wait).Conn
-	acl := zk.WorldACL(zk.PermAll)
-	if err := zkpath.Ensure(obs, paths.Members()); err != nil {
-		t.Fatal(err)
-	}
-	for i, name := range []string{"a", "b", "c", "d", "e"} {
-		if _, err := obs.Create(paths.Member(name), membership.Info{Strategy: "sticky", Weight: i + 1}.Data(), zk.FlagEphemeral, acl); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := obs.Create(paths.Member("f"), nil, 0, acl); err != nil { // persistent: no member's
-		t.Fatal(err)
-	}
-	gets := new(atomic.Int64)
-	m := startMemberWrapped(t, servers, "m", membership.Info{Strategy: "sticky"}, 4*time.Second, func(c zksession.Conn) zksession.Conn {
-		return getCounting{Conn: c, gets: gets}
-	}, nil)
-	m.waitView(weighing([]string{"a", "b", "c", "d", "e", "m"}, []int{1, 2, 3, 4, 5, 1}))
-	if n := gets.Load(); n != 7 {
-		t.Errorf("the newcomer read member nodes %d times, want 7: the six others' once, and f's again", n)
-	}
 }
