@@ -193,6 +193,24 @@ type contactConn struct {
 	server    string        // the address dialed
 	failures  *failures     // told of a connection that ends before it is answered
 	bigLogged *atomic.Int64 // when a reply too big was last logged, in Unix nanoseconds; shared by the session's connections
+	ahead     readAhead     // used only by the client's single reading goroutine
+}
+
+// readAheadSize is how many bytes a read of the connection asks for when
+// the client asks for fewer. The client reads each reply in two reads, its
+// 4-byte length and then its body, each a system call; reading ahead, one
+// system call usually brings a whole reply (a watch event and the reply
+// after it, often), and the client's reads are then served from memory.
+// Larger reads (a body of at least this size) go straight to the
+// connection.
+const readAheadSize = 16 << 10
+
+// readAhead holds the bytes read from a connection that the client has not
+// taken yet, and an error that came with them.
+type readAhead struct {
+	buf      []byte // allocated on the first read
+	pos, end int    // buf[pos:end] is not taken yet
+	err      error  // to return once buf[pos:end] is taken
 }
 
 // tooBigEvery bounds how often a reply too big for the client is logged:
@@ -237,7 +255,34 @@ func (c *contactConn) bound(t time.Time) time.Time {
 	return t
 }
 
+// Read serves the client's reads from the bytes read ahead, or reads the
+// connection: into p if p is large, else ahead into a buffer of
+// readAheadSize. The bytes are followed (readConn) when they arrive, not
+// when the client takes them: a reply's time of contact is when it came.
 func (c *contactConn) Read(p []byte) (int, error) {
+	a := &c.ahead
+	if a.pos == a.end && a.err == nil {
+		if len(p) >= readAheadSize {
+			return c.readConn(p)
+		}
+		if a.buf == nil {
+			a.buf = make([]byte, readAheadSize)
+		}
+		a.pos = 0
+		a.end, a.err = c.readConn(a.buf)
+	}
+	n := copy(p, a.buf[a.pos:a.end])
+	a.pos += n
+	if a.pos == a.end && a.err != nil {
+		err := a.err
+		a.err = nil
+		return n, err
+	}
+	return n, nil
+}
+
+// readConn reads the connection into p and follows the frames it brings.
+func (c *contactConn) readConn(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	c.link.synced() // after the bytes arrived: see link.synced
 	if n > 0 {

@@ -1,7 +1,10 @@
 package zksession
 
 import (
+	"bytes"
 	"encoding/binary"
+	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"testing"
@@ -138,5 +141,103 @@ func TestHandshakeBoundFollowsGrantedTimeout(t *testing.T) {
 		if got := bound(); got != tt.want {
 			t.Errorf("%s: handshake bound %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// chunkConn is a net.Conn whose reads hand out a stream in the pieces
+// given, one piece (or what fits of it) per read, and then an error with
+// the last bytes; it counts the reads.
+type chunkConn struct {
+	net.Conn // nil: only Read, Close and the deadlines are used
+	pieces   [][]byte
+	end      error
+	reads    int
+}
+
+func (c *chunkConn) Read(p []byte) (int, error) {
+	c.reads++
+	if len(c.pieces) == 0 {
+		return 0, c.end
+	}
+	n := copy(p, c.pieces[0])
+	if n < len(c.pieces[0]) {
+		c.pieces[0] = c.pieces[0][n:]
+		return n, nil
+	}
+	c.pieces = c.pieces[1:]
+	if len(c.pieces) == 0 {
+		return n, c.end
+	}
+	return n, nil
+}
+
+func (c *chunkConn) Close() error                     { return nil }
+func (c *chunkConn) SetReadDeadline(time.Time) error  { return nil }
+func (c *chunkConn) SetWriteDeadline(time.Time) error { return nil }
+func (c *chunkConn) SetDeadline(time.Time) error      { return nil }
+
+// TestContactConnReadsAhead: the client reads each reply as its length
+// and then its body; the connection reads ahead, so that small replies
+// arriving together take one read of the connection, a large body goes
+// straight into the client's buffer, every reply is still followed (the
+// connect response, the time of the last reply), and an error that came
+// with the last bytes is returned after them.
+func TestContactConnReadsAhead(t *testing.T) {
+	t.Parallel()
+	frames := [][]byte{
+		frame(connectBody(4000, 0x42, []byte("0123456789abcdef"))),
+		frame(replyBody(-1, 40)), // a watch event
+		frame(replyBody(5, 100)),
+		frame(replyBody(6, 2*readAheadSize)), // read straight into the client's buffer
+		frame(replyBody(7, 10)),
+	}
+	small := append(append(append([]byte(nil), frames[0]...), frames[1]...), frames[2]...)
+	fake := &chunkConn{pieces: [][]byte{small, frames[3], frames[4]}, end: io.EOF}
+	s := New(Config{Servers: []string{"127.0.0.1:1"}, Timeout: 30 * time.Second, Logger: slog.New(slog.DiscardHandler), Clock: actor.RealClock(),
+		Dialer: func(string, string, time.Duration) (net.Conn, error) { return fake, nil }})
+	c, err := s.dial("tcp", "127.0.0.1:1", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	// As the client reads: a length, then the body.
+	var got [][]byte
+	var length [4]byte
+	for {
+		if _, err := io.ReadFull(c, length[:]); err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Fatalf("after %d frames: %v, want EOF", len(got), err)
+			}
+			break
+		}
+		body := make([]byte, binary.BigEndian.Uint32(length[:]))
+		if _, err := io.ReadFull(c, body); err != nil {
+			t.Fatalf("body of frame %d: %v", len(got), err)
+		}
+		got = append(got, append(length[:], body...))
+	}
+	if len(got) != len(frames) {
+		t.Fatalf("read %d frames, want %d", len(got), len(frames))
+	}
+	for i := range frames {
+		if !bytes.Equal(got[i], frames[i]) {
+			t.Errorf("frame %d differs", i)
+		}
+	}
+	// The three small frames in one read; the large one's length and
+	// first bytes ahead, the rest of its body straight in; the last frame
+	// in one read with the EOF, which the client's ReadFull drops with
+	// the body it completes, as it would reading the connection itself;
+	// the next read asks the connection again. Without reading ahead,
+	// every frame would take two reads or more.
+	if fake.reads != 5 {
+		t.Errorf("%d reads of the connection, want 5", fake.reads)
+	}
+	if id, _ := s.contact.credentials(); id != 0x42 {
+		t.Errorf("session %#x, want the connect response's 0x42", id)
+	}
+	if last, _ := s.contact.snapshot(); last.IsZero() {
+		t.Error("no reply recorded")
 	}
 }
