@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: test test-install lint demo bench zookeeper
+.PHONY: test test-install flaky lint demo bench zookeeper
 
 zookeeper:
 	@scripts/install-zookeeper.sh
@@ -22,6 +22,13 @@ test: zookeeper
 ## module cache, which make test (or go mod download) has filled.
 test-install:
 	@scripts/test-install.sh
+
+## flaky: every test of the main module three times over, race-enabled,
+## to catch a test that depends on timing before CI, which runs each once
+## (about 10 minutes on 2 cores). COUNT=10 for more.
+COUNT ?= 3
+flaky: zookeeper
+	$(GO) test -race -gcflags=github.com/go-zookeeper/zk=-race=false -count=$(COUNT) ./...
 
 MODULES = . integration bench metrics/prometheus examples/franzgo
 
