@@ -135,9 +135,19 @@ func New(cfg Config) (*Allocator, error) {
 	a.group.Add("session", actor.Func(a.watchSession))
 	a.group.Add("membership", acts.Members)
 	a.group.Add("partitions", acts.Partitions)
-	a.group.Add("claims", acts.Claims)
+	// The claims actor outlives the group's context until the member
+	// loop has drained: once the consumer has acked the Update that
+	// revokes everything, the drain releases the claims and their hold
+	// records through it, so that the next owners take the partitions
+	// without reading each record of an ended session.
+	claimsCtx, stopClaims := context.WithCancel(context.Background())
+	a.group.Add("claims", actor.Func(func(ctx context.Context) error {
+		defer stopClaims()
+		return acts.Claims.Run(claimsCtx)
+	}))
 	a.group.Add("rebalance", actor.Func(func(ctx context.Context) error {
 		defer a.stopSession() // drained: see run
+		defer stopClaims()
 		return reb.Run(ctx)
 	}))
 	return a, nil

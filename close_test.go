@@ -229,3 +229,36 @@ func TestCloseReturnsWhileTheNetworkIsDark(t *testing.T) {
 		t.Fatalf("Close has not returned %v after it was called, the network dark", 6*sessionTimeout)
 	}
 }
+
+// A member that closes gracefully releases its claims and their hold
+// records before its session closes: the next owner creates its claim
+// at once, as in any hand-off, instead of reading each record of the
+// ended session to take its partition over. Before, Close left every
+// hold record standing (10 here), and a member restarting into a group
+// of 100,000 partitions made 102,117 requests to take them back.
+func TestCloseReleasesClaimsAndHoldRecords(t *testing.T) {
+	t.Parallel()
+	srv := server(t)
+	c := newCluster(t, []string{srv.Addr()})
+	m := c.start(c.config("a", map[string][]int32{"t": ids(10)}))
+	obs := actortest.Observe(t, []string{srv.Addr()}, testTimeout).Conn
+	group := "/zkalloc/groups/" + c.group
+	waitFor(t, testTimeout, func() string {
+		if u, _ := m.snapshot(); len(u.Assigned) != 10 {
+			return "a does not own the 10 partitions yet"
+		}
+		return ""
+	})
+	if holds, _, err := obs.Children(group + "/holds"); err != nil || len(holds) != 10 {
+		t.Fatalf("hold records before Close: %v, %v; want 10", holds, err)
+	}
+	c.stop(m)
+	holds, _, err := obs.Children(group + "/holds")
+	if err != nil || len(holds) != 0 {
+		t.Errorf("hold records after Close: %v, %v; want none", holds, err)
+	}
+	owners, _, err := obs.Children(group + "/owners")
+	if err != nil || len(owners) != 0 {
+		t.Errorf("claims after Close: %v, %v; want none", owners, err)
+	}
+}

@@ -116,6 +116,9 @@ type Core struct {
 	closeLate  bool      // the drain ran out of time
 	gaveUp     bool      // GiveUp ended the drain
 	drainEnd   DrainEnd  // how the drain ended, once it has
+	finalWant  bool      // the consumer acked the drain, and the claims were asked to release everything
+	finalSeq   uint64    // that Want's Seq
+	releaseBy  time.Time // when the drain ends if the release has not finished: ReleaseTimeout after that Want
 
 	vanished map[rebalance.Partition]uint64 // claims deleted from outside, their records not yet released (see vanished.go)
 
@@ -384,8 +387,11 @@ func (c *Core) step() {
 // wake returns when the next timer is due; zero if none.
 func (c *Core) wake() time.Time {
 	if c.closing {
-		if c.Drained() {
+		switch {
+		case c.Drained():
 			return time.Time{}
+		case c.finalWant:
+			return c.releaseBy
 		}
 		return c.closeBy
 	}

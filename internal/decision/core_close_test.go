@@ -48,8 +48,12 @@ func TestCoreCloseRevokesEverythingAndDrainsOnAck(t *testing.T) {
 	h.none()
 	h.noDesired("after Close")
 	h.ack(u)
+	if h.desired == nil || len(h.desired.Partitions) != 0 {
+		t.Fatalf("Want %+v once the consumer acked the final Update; want the release of every claim", h.desired)
+	}
+	h.grant(*h.desired)
 	if !h.c.Drained() {
-		t.Fatal("not drained once the consumer acked the final Update")
+		t.Fatal("not drained once the consumer acked the final Update and the claims were released")
 	}
 	if !h.wake.IsZero() {
 		t.Fatalf("wake at %v once drained", h.wake.Sub(t0))
@@ -308,5 +312,81 @@ func TestCoreLogsAStalledStrategy(t *testing.T) {
 	c.Tick(t0.Add(time.Hour))
 	if r := c.Ready(); len(r.Logs) != 0 {
 		t.Fatalf("logged again: %v", r.Logs)
+	}
+}
+
+// Once the consumer has acked the final Update, the claims and their
+// hold records are released before the session closes: the core asks
+// for no claim, and the drain ends when the claims actor has answered
+// that with nothing held, so that the next owners find nothing in their
+// way. Before, the drain ended at the ack and the records stayed, and
+// every next owner read each one to take its partition over.
+func TestCoreCloseReleasesTheClaimsAfterTheAck(t *testing.T) {
+	t.Parallel()
+	h := newCore(t, "a", rebalance.RoundRobin, coreOptions{manualClaims: true})
+	h.ack(h.settled([]string{"a"}, 3))
+	h.close()
+	u := h.next()
+	h.desired = nil
+	h.ack(u)
+	if h.desired == nil || len(h.desired.Partitions) != 0 {
+		t.Fatalf("Want %+v after the ack of the final Update, want one of no claim", h.desired)
+	}
+	if h.c.Drained() {
+		t.Fatal("drained before the claims were released")
+	}
+	final := *h.desired
+	h.grant(final, actortest.Parts("t", 0)...) // one release still to go
+	if h.c.Drained() {
+		t.Fatal("drained with a claim still held")
+	}
+	h.grant(final)
+	if !h.c.Drained() || h.c.DrainEnd() != DrainAcked {
+		t.Fatalf("drained %v (%v) once nothing is held; want drained, acked", h.c.Drained(), h.c.DrainEnd())
+	}
+}
+
+// A release that does not finish ends the drain ReleaseTimeout after
+// the ack all the same, as acked: the consumer has stopped, and the
+// records left are taken over as after a crash.
+func TestCoreCloseReleaseEndsAfterReleaseTimeout(t *testing.T) {
+	t.Parallel()
+	const rt = 10 * time.Second
+	h := newCore(t, "a", rebalance.RoundRobin, coreOptions{manualClaims: true, releaseTimeout: rt})
+	h.ack(h.settled([]string{"a"}, 3))
+	h.close()
+	h.advance(time.Second)
+	h.ack(h.next())
+	if h.c.Drained() {
+		t.Fatal("drained before the claims were released")
+	}
+	if want := h.now.Add(rt); !h.wake.Equal(want) {
+		t.Fatalf("wake at %v, want the release's bound at %v", h.wake.Sub(t0), want.Sub(t0))
+	}
+	h.advance(rt - time.Nanosecond)
+	if h.c.Drained() {
+		t.Fatal("drained before the release's bound")
+	}
+	h.advance(time.Nanosecond)
+	if !h.c.Drained() || h.c.DrainEnd() != DrainAcked || h.hasLog("did not ack") {
+		t.Fatalf("drained %v (%v), logs %v; want drained as acked at the bound, no error", h.c.Drained(), h.c.DrainEnd(), h.logs)
+	}
+}
+
+// The session ending during the release ends the drain as acked: the
+// claims went with it.
+func TestCoreCloseReleaseEndsWithTheSession(t *testing.T) {
+	t.Parallel()
+	h := newCore(t, "a", rebalance.RoundRobin, coreOptions{manualClaims: true})
+	h.ack(h.settled([]string{"a"}, 3))
+	h.close()
+	h.ack(h.next())
+	if h.c.Drained() {
+		t.Fatal("drained before the claims were released")
+	}
+	h.c.SessionChanged(session.State{Status: session.Lost, SessionID: 1, Reconnects: 1, Ended: true})
+	h.drain()
+	if !h.c.Drained() || h.c.DrainEnd() != DrainAcked {
+		t.Fatalf("drained %v (%v) once the session ended; want drained, acked", h.c.Drained(), h.c.DrainEnd())
 	}
 }

@@ -12,6 +12,15 @@ import (
 // stay until the consumer has stopped, the drain's bound has passed, the
 // caller stops waiting (GiveUp: Shutdown's context ended), or the
 // session, and the claims with it, has ended on the server.
+//
+// Once the consumer has stopped, the claims and their hold records are
+// released before the session closes (the final Want, of no claim), as
+// in any hand-off: the next owners then create their claims at once,
+// instead of reading each record of the ended session to take its
+// partition over (one read a partition). The drain still ends as acked
+// if the release has not finished ReleaseTimeout after the ack, the
+// caller gives up (Close does ReleaseTimeout after its call) or the
+// session ends: the records left are then taken over as after a crash.
 
 // DrainEnd says how a closing member's drain ended.
 type DrainEnd int
@@ -118,7 +127,9 @@ func (c *Core) DrainEnd() DrainEnd {
 	}
 	switch {
 	case c.ho.idle():
-		c.drainEnd = DrainAcked
+		if !c.finalWant || c.released() || c.claimsGone() || !c.now.Before(c.releaseBy) || c.gaveUp {
+			c.drainEnd = DrainAcked
+		}
 	case c.claimsGone():
 		c.drainEnd = DrainSessionEnded
 	case !c.now.Before(c.closeBy):
@@ -147,9 +158,39 @@ func (c *Core) claimsGone() bool {
 	return false
 }
 
-// stepDrain logs, once, that the drain ran out of time with the consumer
-// still working on partitions whose claims go now.
+// releaseAll asks the claims actor, once, to release every claim and
+// hold record of the session, when the consumer has stopped every
+// partition and the actor has reported claims, or records of vanished
+// ones, held in the current connection. Without such a report (nothing
+// held, or the connection down) there is nothing it could release now,
+// and the drain ends at the ack.
+func (c *Core) releaseAll() {
+	if c.finalWant || c.drainEnd != DrainOpen || !c.ho.idle() || c.st.Status != session.Up ||
+		c.held.SessionID != c.st.SessionID || c.held.Reconnects != c.st.Reconnects ||
+		len(c.held.Partitions) == 0 && len(c.held.Vanished) == 0 {
+		return
+	}
+	c.finalWant = true
+	c.desiredSeq++
+	c.finalSeq = c.desiredSeq
+	c.releaseBy = c.now.Add(c.cfg.ReleaseTimeout)
+	c.lastWant, c.wantSince = nil, nil
+	c.log(slog.LevelDebug, "zkalloc: releasing every claim before closing", "claims", len(c.held.Partitions), "seq", c.desiredSeq)
+	c.ready.Want = &Want{SessionID: c.st.SessionID, Reconnects: c.st.Reconnects, Seq: c.desiredSeq}
+}
+
+// released reports whether the claims actor has answered the final Want
+// with nothing held.
+func (c *Core) released() bool {
+	return c.held.SessionID == c.st.SessionID && c.held.Reconnects == c.st.Reconnects && c.held.Seq >= c.finalSeq &&
+		len(c.held.Partitions) == 0 && len(c.held.Vanished) == 0
+}
+
+// stepDrain asks for the release once the consumer has stopped, and logs,
+// once, that the drain ran out of time with the consumer still working on
+// partitions whose claims go now.
 func (c *Core) stepDrain() {
+	c.releaseAll()
 	if c.closeLate || c.DrainEnd() != DrainTimedOut {
 		return
 	}
