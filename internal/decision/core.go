@@ -116,8 +116,7 @@ type Core struct {
 	closeLate  bool      // the drain ran out of time
 	gaveUp     bool      // GiveUp ended the drain
 	drainEnd   DrainEnd  // how the drain ended, once it has
-	finalWant  bool      // the consumer acked the drain, and the claims were asked to release everything
-	finalSeq   uint64    // that Want's Seq
+	finalSeq   uint64    // the Seq of the Want that releases every claim once the consumer has acked the drain; 0 until asked
 	releaseBy  time.Time // when the drain ends if the release has not finished: ReleaseTimeout after that Want
 
 	vanished map[rebalance.Partition]uint64 // claims deleted from outside, their records not yet released (see vanished.go)
@@ -390,7 +389,7 @@ func (c *Core) wake() time.Time {
 		switch {
 		case c.Drained():
 			return time.Time{}
-		case c.finalWant:
+		case c.finalSeq != 0:
 			return c.releaseBy
 		}
 		return c.closeBy
@@ -614,6 +613,12 @@ func named(ps []rebalance.Partition) string {
 	return b.String()
 }
 
+// heldCurrent reports whether the claims actor's last report is of the
+// current connection.
+func (c *Core) heldCurrent() bool {
+	return c.held.SessionID == c.st.SessionID && c.held.Reconnects == c.st.Reconnects
+}
+
 // heldNow returns the claims held in the current session epoch, or nil if
 // the claims actor has not reported for it yet.
 //
@@ -623,7 +628,7 @@ func named(ps []rebalance.Partition) string {
 // report answers a Want at least as new as the one since which it has
 // been wanted without a break.
 func (c *Core) heldNow() []rebalance.Partition {
-	if c.held.SessionID != c.st.SessionID || c.held.Reconnects != c.st.Reconnects {
+	if !c.heldCurrent() {
 		return nil
 	}
 	held := make([]rebalance.Partition, 0, len(c.held.Partitions))

@@ -127,7 +127,7 @@ func (c *Core) DrainEnd() DrainEnd {
 	}
 	switch {
 	case c.ho.idle():
-		if !c.finalWant || c.released() || c.claimsGone() || !c.now.Before(c.releaseBy) || c.gaveUp {
+		if c.finalSeq == 0 || c.released() || c.claimsGone() || !c.now.Before(c.releaseBy) || c.gaveUp {
 			c.drainEnd = DrainAcked
 		}
 	case c.claimsGone():
@@ -165,12 +165,10 @@ func (c *Core) claimsGone() bool {
 // held, or the connection down) there is nothing it could release now,
 // and the drain ends at the ack.
 func (c *Core) releaseAll() {
-	if c.finalWant || c.drainEnd != DrainOpen || !c.ho.idle() || c.st.Status != session.Up ||
-		c.held.SessionID != c.st.SessionID || c.held.Reconnects != c.st.Reconnects ||
+	if c.finalSeq != 0 || c.drainEnd != DrainOpen || !c.ho.idle() || c.st.Status != session.Up || !c.heldCurrent() ||
 		len(c.held.Partitions) == 0 && len(c.held.Vanished) == 0 {
 		return
 	}
-	c.finalWant = true
 	c.desiredSeq++
 	c.finalSeq = c.desiredSeq
 	c.releaseBy = c.now.Add(c.cfg.ReleaseTimeout)
@@ -182,8 +180,7 @@ func (c *Core) releaseAll() {
 // released reports whether the claims actor has answered the final Want
 // with nothing held.
 func (c *Core) released() bool {
-	return c.held.SessionID == c.st.SessionID && c.held.Reconnects == c.st.Reconnects && c.held.Seq >= c.finalSeq &&
-		len(c.held.Partitions) == 0 && len(c.held.Vanished) == 0
+	return c.heldCurrent() && c.held.Seq >= c.finalSeq && len(c.held.Partitions) == 0 && len(c.held.Vanished) == 0
 }
 
 // stepDrain asks for the release once the consumer has stopped, and logs,
