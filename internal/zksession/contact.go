@@ -1,6 +1,7 @@
 package zksession
 
 import (
+	"bufio"
 	"encoding/binary"
 	"log/slog"
 	"net"
@@ -193,7 +194,7 @@ type contactConn struct {
 	server    string        // the address dialed
 	failures  *failures     // told of a connection that ends before it is answered
 	bigLogged *atomic.Int64 // when a reply too big was last logged, in Unix nanoseconds; shared by the session's connections
-	ahead     readAhead     // used only by the client's single reading goroutine
+	ahead     *bufio.Reader // over readConn, made on the first Read; used only by the client's single reading goroutine
 }
 
 // readAheadSize is how many bytes a read of the connection asks for when
@@ -205,13 +206,10 @@ type contactConn struct {
 // connection.
 const readAheadSize = 16 << 10
 
-// readAhead holds the bytes read from a connection that the client has not
-// taken yet, and an error that came with them.
-type readAhead struct {
-	buf      []byte // allocated on the first read
-	pos, end int    // buf[pos:end] is not taken yet
-	err      error  // to return once buf[pos:end] is taken
-}
+// readerFunc is a function as an io.Reader.
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
 
 // tooBigEvery bounds how often a reply too big for the client is logged:
 // the request that asked for it is retried on every new connection.
@@ -257,28 +255,15 @@ func (c *contactConn) bound(t time.Time) time.Time {
 
 // Read serves the client's reads from the bytes read ahead, or reads the
 // connection: into p if p is large, else ahead into a buffer of
-// readAheadSize. The bytes are followed (readConn) when they arrive, not
-// when the client takes them: a reply's time of contact is when it came.
+// readAheadSize (bufio.Reader does both, at most one read of the
+// connection per call). The bytes are followed (readConn) when they
+// arrive, not when the client takes them: a reply's time of contact is
+// when it came.
 func (c *contactConn) Read(p []byte) (int, error) {
-	a := &c.ahead
-	if a.pos == a.end && a.err == nil {
-		if len(p) >= readAheadSize {
-			return c.readConn(p)
-		}
-		if a.buf == nil {
-			a.buf = make([]byte, readAheadSize)
-		}
-		a.pos = 0
-		a.end, a.err = c.readConn(a.buf)
+	if c.ahead == nil {
+		c.ahead = bufio.NewReaderSize(readerFunc(c.readConn), readAheadSize)
 	}
-	n := copy(p, a.buf[a.pos:a.end])
-	a.pos += n
-	if a.pos == a.end && a.err != nil {
-		err := a.err
-		a.err = nil
-		return n, err
-	}
-	return n, nil
+	return c.ahead.Read(p)
 }
 
 // readConn reads the connection into p and follows the frames it brings.
